@@ -1,0 +1,90 @@
+/* ozdgemm: FP64 GEMM emulated with Ozaki Scheme II on INT8 tensor cores.
+ *
+ * C API. Every function is noexcept in effect: no C++ exception crosses it; failures come
+ * back as an ozdgemm_status_t and are logged. */
+#ifndef OZDGEMM_OZDGEMM_H
+#define OZDGEMM_OZDGEMM_H
+
+#include <stdint.h>
+
+#include <cublas_v2.h>
+
+#include "ozdgemm/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OZDGEMM_VERSION_MAJOR 0
+#define OZDGEMM_VERSION_MINOR 1
+#define OZDGEMM_VERSION_PATCH 0
+
+typedef enum ozdgemm_status {
+  OZDGEMM_STATUS_SUCCESS = 0,
+  OZDGEMM_STATUS_NOT_INITIALIZED = 1, /* null handle (cuBLAS: CUBLAS_STATUS_NOT_INITIALIZED) */
+  OZDGEMM_STATUS_INVALID_VALUE = 2,   /* bad size, ld, op or option (CUBLAS_STATUS_INVALID_VALUE) */
+  OZDGEMM_STATUS_ALLOC_FAILED = 3,    /* workspace could not be allocated; C untouched */
+  OZDGEMM_STATUS_CUDA_ERROR = 4,      /* a CUDA runtime call failed */
+  OZDGEMM_STATUS_CUBLAS_ERROR = 5,    /* a cuBLAS call failed */
+  OZDGEMM_STATUS_INTERNAL_ERROR = 6
+} ozdgemm_status_t;
+
+typedef enum ozdgemm_scaling {
+  OZDGEMM_SCALING_FAST = 0,    /* bound from row/column 2-norms (Cauchy-Schwarz) */
+  OZDGEMM_SCALING_ACCURATE = 1 /* bound from one extra INT8 GEMM of |A| and |B|: more bits kept */
+} ozdgemm_scaling_t;
+
+typedef struct ozdgemm_options {
+  int num_moduli;            /* s in [2, 20]; about 4 more significant bits per modulus */
+  ozdgemm_scaling_t scaling; /* fast or accurate */
+} ozdgemm_options_t;
+
+/* s = 14, accurate scaling. */
+OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void);
+
+/* C = alpha op(A) op(B) + beta C on device pointers, with the arguments of cublasDgemm.
+ *
+ * - Stream: all work is enqueued on the stream of `handle` (cublasGetStream); the call does
+ *   not synchronise the host or the device, and C is ready when that stream reaches this
+ *   point, as with cublasDgemm.
+ * - alpha and beta are read according to the handle's pointer mode (host or device).
+ * - The handle is not modified. The library keeps, per handle, a private cuBLAS handle and a
+ *   workspace that only grows; ozdgemm_release_handle() frees them.
+ * - BLAS semantics: alpha == 0 reads neither A nor B, beta == 0 never reads C, k == 0
+ *   gives C = beta C, m == 0 or n == 0 returns at once. Inf/NaN in A or B give the classes
+ *   native cublasDgemm gives at the same positions.
+ * - Errors: invalid arguments return OZDGEMM_STATUS_INVALID_VALUE before anything is
+ *   enqueued (C untouched). A failure after enqueueing began returns an error status; C may
+ *   then be partly written. Thread-safe: distinct handles run concurrently; calls on one
+ *   handle are serialised while they enqueue. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperation_t transa,
+                                           cublasOperation_t transb, int64_t m, int64_t n,
+                                           int64_t k, const double* alpha, const double* A,
+                                           int64_t lda, const double* B, int64_t ldb,
+                                           const double* beta, double* C, int64_t ldc,
+                                           ozdgemm_options_t options);
+
+/* The same computation on host memory by the bit-exact CPU reference (integer loops; slow,
+ * O(s m n k)). alpha and beta are host values. Output is bit-identical to ozdgemm_dgemm for
+ * the same inputs and options (NaN payloads aside). */
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, int64_t m,
+                                                     int64_t n, int64_t k, double alpha,
+                                                     const double* A, int64_t lda,
+                                                     const double* B, int64_t ldb, double beta,
+                                                     double* C, int64_t ldc,
+                                                     ozdgemm_options_t options);
+
+/* Frees what the library cached for `handle` (private handle, workspace). Call before
+ * cublasDestroy(handle) once no ozdgemm work on it is pending; safe if nothing is cached. */
+OZDGEMM_API void ozdgemm_release_handle(cublasHandle_t handle);
+
+OZDGEMM_API const char* ozdgemm_status_string(ozdgemm_status_t status);
+
+/* The cuBLAS status a cuBLAS call would have returned for this outcome. */
+OZDGEMM_API cublasStatus_t ozdgemm_status_to_cublas(ozdgemm_status_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OZDGEMM_OZDGEMM_H */

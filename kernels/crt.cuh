@@ -1,0 +1,36 @@
+// Launchers of the output side: INT32 -> residue reduction fused into CRT reconstruction,
+// inverse scaling and alpha/beta (the INT32 products are read once); the fold used between
+// k-blocks; and C = beta C for k == 0 or alpha == 0.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+#include "core/scalar.hpp"
+
+namespace ozdgemm::detail {
+
+struct crt_args {
+  const int32_t* prod;  // [s][n_pad][m_pad] exact INT32 products (k-block sums)
+  int64_t m_pad, n_pad;
+  const int* exp_a;
+  const int* exp_b;
+  const uint32_t* flags_a;
+  const uint32_t* flags_b;
+  operand a, b;  // re-read only for elements whose row or column holds Inf/NaN
+};
+
+void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
+                scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
+
+// prod[t][...] <- prod[t][...] mod m_t (in [0, m_t)), before the next k-block accumulates.
+void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream);
+
+// C = beta C (beta == 0: C = 0 without reading C).
+void launch_scale_c(double* c, int64_t ldc, int64_t m, int64_t n, scalar_arg beta,
+                    cudaStream_t stream);
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,34 @@
+// Small device helpers shared by the kernel families.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace ozdgemm::detail {
+
+// Butterfly shuffle of any trivially copyable value, one 32-bit word at a time.
+template <class T>
+__device__ __forceinline__ T shfl_xor_value(const T& v, int mask) {
+  static_assert(sizeof(T) % 4 == 0, "shuffle needs whole words");
+  uint32_t w[sizeof(T) / 4];
+  memcpy(w, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(T) / 4); ++i)
+    w[i] = __shfl_xor_sync(0xFFFFFFFFu, w[i], mask);
+  T r;
+  memcpy(&r, w, sizeof(T));
+  return r;
+}
+
+// alpha == 0 in device pointer mode: A and B must not be read (BLAS semantics).
+__device__ __forceinline__ bool skip_inputs(const double* alpha_dev) {
+  return alpha_dev != nullptr && *alpha_dev == 0.0;
+}
+
+inline unsigned grid_dim(int64_t work, int64_t per_block, int64_t limit = 2147483647) {
+  int64_t g = (work + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  return static_cast<unsigned>(g < limit ? g : limit);
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,19 @@
+// Launcher of residue generation: trunc(x 2^e_v) for every element, one exact integer
+// conversion (no FP64 arithmetic), then s symmetric residues by integer multiply-high
+// (core/element.hpp), written as INT8 planes [s][nvec_pad][k_pad] with zero padding.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+
+namespace ozdgemm::detail {
+
+void launch_residues(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
+                     const double* alpha_dev, const int* exps, const modulus_table& tb,
+                     int8_t* planes, cudaStream_t stream);
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,217 @@
+#include "scaling.cuh"
+
+#include "core/element.hpp"
+#include "core/scaling_rules.hpp"
+#include "launch_common.cuh"
+#include "planes.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr int kScanChunk = 2048;  // elements of one vector handled by one block
+
+// Generic per-vector reduction. Op: acc_t, init(), add(acc&, double, int64 v), merge(acc&, acc),
+// commit(int64 v, acc) (an integer atomic). k-contiguous: a warp per vector, lanes along l;
+// vector-contiguous: lanes along v, the 8 warps split l and meet in shared memory.
+template <bool KContig, class Op>
+__global__ void __launch_bounds__(256) scan_kernel(operand x, int64_t nvec, int64_t k,
+                                                   const double* alpha_dev, Op op) {
+  if (skip_inputs(alpha_dev)) return;
+  using acc_t = typename Op::acc_t;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * kScanChunk;
+  const int64_t l1 = l0 + kScanChunk < k ? l0 + kScanChunk : k;
+  if (KContig) {
+    for (int64_t v = static_cast<int64_t>(blockIdx.y) * 8 + warp; v < nvec;
+         v += static_cast<int64_t>(gridDim.y) * 8) {
+      acc_t acc = op.init();
+      for (int64_t l = l0 + lane; l < l1; l += 32) op.add(acc, x.at(v, l), v);
+#pragma unroll
+      for (int mask = 16; mask > 0; mask /= 2) op.merge(acc, shfl_xor_value(acc, mask));
+      if (lane == 0) op.commit(v, acc);
+    }
+  } else {
+    __shared__ acc_t part[8][32];
+    for (int64_t vb = static_cast<int64_t>(blockIdx.y) * 32; vb < nvec;
+         vb += static_cast<int64_t>(gridDim.y) * 32) {
+      const int64_t v = vb + lane;
+      acc_t acc = op.init();
+      if (v < nvec)
+        for (int64_t l = l0 + warp; l < l1; l += 8) op.add(acc, x.at(v, l), v);
+      part[warp][lane] = acc;
+      __syncthreads();
+      if (warp == 0 && v < nvec) {
+        for (int w = 1; w < 8; ++w) op.merge(acc, part[w][lane]);
+        op.commit(v, acc);
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <class Op>
+void launch_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev, const Op& op,
+                 cudaStream_t stream) {
+  const unsigned gx = grid_dim(k, kScanChunk);
+  if (x.k_contiguous)
+    scan_kernel<true><<<dim3(gx, grid_dim(nvec, 8, 65535)), 256, 0, stream>>>(x, nvec, k, alpha_dev,
+                                                                              op);
+  else
+    scan_kernel<false><<<dim3(gx, grid_dim(nvec, 32, 65535)), 256, 0, stream>>>(x, nvec, k,
+                                                                               alpha_dev, op);
+}
+
+struct exponent_op {
+  struct acc_t {
+    int emax;
+    uint32_t flags;
+  };
+  int* emax_enc;
+  uint32_t* flags;
+  __device__ acc_t init() const { return {kZeroExponent, 0}; }
+  __device__ void add(acc_t& a, double x, int64_t) const {
+    const int e = exponent_of(x);
+    a.emax = e > a.emax ? e : a.emax;
+    a.flags |= nonfinite_flag(x);
+  }
+  __device__ void merge(acc_t& a, const acc_t& b) const {
+    a.emax = b.emax > a.emax ? b.emax : a.emax;
+    a.flags |= b.flags;
+  }
+  __device__ void commit(int64_t v, const acc_t& a) const {
+    if (a.emax != kZeroExponent) atomicMax(emax_enc + v, a.emax + kExponentBias);
+    if (a.flags != 0) atomicOr(flags + v, a.flags);
+  }
+};
+
+__device__ __forceinline__ int decode_emax(int enc) {
+  return enc == 0 ? kZeroExponent : enc - kExponentBias;
+}
+
+struct norm_op {
+  using acc_t = unsigned long long;
+  const int* emax_enc;
+  unsigned long long* sum_q2;
+  __device__ acc_t init() const { return 0; }
+  __device__ void add(acc_t& a, double x, int64_t v) const {
+    a += norm_square_term(x, decode_emax(emax_enc[v]));
+  }
+  __device__ void merge(acc_t& a, const acc_t& b) const { a += b; }
+  __device__ void commit(int64_t v, const acc_t& a) const {
+    if (a != 0) atomicAdd(sum_q2 + v, a);
+  }
+};
+
+__global__ void fast_exponent_kernel(int64_t nvec, const int* emax_enc,
+                                     const unsigned long long* sum_q2, modulus_table tb, int* exps) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < nvec) exps[v] = fast_exponent(decode_emax(emax_enc[v]), sum_q2[v], tb);
+}
+
+struct bound_gen {
+  using state = int8_t;
+  const int* emax_enc;
+  __device__ state prepare(double x, int64_t v) const {
+    const int e = decode_emax(emax_enc[v]);
+    return e == kZeroExponent ? 0 : bound_quantize(x, e);
+  }
+  __device__ int8_t plane(const state& s, int) const { return s; }
+};
+
+// One block per column j: the maximum over i (and the k-blocks' sum) of U_ij.
+__global__ void column_headroom_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                                       int64_t m_pad, int64_t n_pad, const int* emax_b_enc,
+                                       modulus_table tb, int* head_b, int* exp_b) {
+  for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+    long long best = 0;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      long long sum = 0;
+      for (int64_t b = 0; b < nblk; ++b) sum += u[(b * n_pad + j) * m_pad + i];
+      best = sum > best ? sum : best;
+    }
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) {
+      const long long o = __shfl_xor_sync(0xFFFFFFFFu, best, mask);
+      best = o > best ? o : best;
+    }
+    __shared__ long long warp_best[32];
+    if (threadIdx.x % 32 == 0) warp_best[threadIdx.x / 32] = best;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+        best = warp_best[w] > best ? warp_best[w] : best;
+      const int h = accurate_column_headroom(static_cast<double>(best), tb);
+      head_b[j] = h;
+      exp_b[j] = accurate_exponent(h, decode_emax(emax_b_enc[j]));
+    }
+    __syncthreads();
+  }
+}
+
+constexpr int kRowChunk = 256;  // columns per block in the row pass
+
+// Threads along i (coalesced); each block covers kRowChunk columns, then an atomicMax on the
+// bits of a non-negative double, which orders like the value.
+__global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                               int64_t m_pad, int64_t n_pad, const int* head_b,
+                               unsigned long long* row_max_bits) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
+  const int64_t j1 = j0 + kRowChunk < n ? j0 + kRowChunk : n;
+  double best = 0.0;
+  for (int64_t j = j0; j < j1; ++j) {
+    long long sum = 0;
+    for (int64_t b = 0; b < nblk; ++b) sum += u[(b * n_pad + j) * m_pad + i];
+    const double v = scale_pow2(static_cast<double>(sum), head_b[j]);
+    best = v > best ? v : best;
+  }
+  if (best > 0.0) atomicMax(row_max_bits + i, static_cast<unsigned long long>(double_bits(best)));
+}
+
+__global__ void row_exponent_kernel(int64_t m, const unsigned long long* row_max_bits,
+                                    const int* emax_a_enc, modulus_table tb, int* exp_a) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const double row_max = bits_double(row_max_bits[i]);
+  exp_a[i] = accurate_exponent(accurate_row_headroom(row_max, tb), decode_emax(emax_a_enc[i]));
+}
+
+}  // namespace
+
+void launch_vector_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                        int* emax_enc, uint32_t* flags, cudaStream_t stream) {
+  launch_scan(x, nvec, k, alpha_dev, exponent_op{emax_enc, flags}, stream);
+}
+
+void launch_norm_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                      const int* emax_enc, unsigned long long* sum_q2, cudaStream_t stream) {
+  launch_scan(x, nvec, k, alpha_dev, norm_op{emax_enc, sum_q2}, stream);
+}
+
+void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
+                           const modulus_table& tb, int* exps, cudaStream_t stream) {
+  fast_exponent_kernel<<<grid_dim(nvec, 256), 256, 0, stream>>>(nvec, emax_enc, sum_q2, tb, exps);
+}
+
+void launch_bound_quantize(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k,
+                           int64_t k_pad, const double* alpha_dev, const int* emax_enc,
+                           int8_t* plane, cudaStream_t stream) {
+  launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev, bound_gen{emax_enc}, 1, plane,
+                     stream);
+}
+
+void launch_accurate_exponents(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                               int64_t m_pad, int64_t n_pad, const int* emax_a_enc,
+                               const int* emax_b_enc, const modulus_table& tb, int* head_b,
+                               unsigned long long* row_max_bits, int* exp_a, int* exp_b,
+                               cudaStream_t stream) {
+  column_headroom_kernel<<<grid_dim(n, 1, 65535), 256, 0, stream>>>(u, nblk, m, n, m_pad, n_pad,
+                                                                     emax_b_enc, tb, head_b, exp_b);
+  row_max_kernel<<<dim3(grid_dim(m, 256), grid_dim(n, kRowChunk, 65535)), 256, 0, stream>>>(
+      u, nblk, m, n, m_pad, n_pad, head_b, row_max_bits);
+  row_exponent_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, row_max_bits, emax_a_enc, tb,
+                                                            exp_a);
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,53 @@
+// One DGEMM call, C = alpha op(A) op(B) + beta C, stripped of any calling convention.
+//
+// The Ozaki stages see each operand as `nvec` vectors of length k: the rows of op(A) and
+// the columns of op(B). An operand is either k-contiguous (element l of vector v at
+// ptr[v ld + l]: op(A) = A^T, op(B) = B) or vector-contiguous (ptr[l ld + v]: op(A) = A,
+// op(B) = B^T). For real data op C equals op T.
+#pragma once
+
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace ozdgemm::detail {
+
+enum class op_kind { n, t };
+
+struct operand {
+  const double* ptr;
+  int64_t ld;
+  bool k_contiguous;
+
+  OZDGEMM_HD double at(int64_t v, int64_t l) const {
+    return k_contiguous ? ptr[v * ld + l] : ptr[l * ld + v];
+  }
+};
+
+inline operand operand_a(op_kind op, const double* a, int64_t lda) {
+  return operand{a, lda, op == op_kind::t};
+}
+inline operand operand_b(op_kind op, const double* b, int64_t ldb) {
+  return operand{b, ldb, op == op_kind::n};
+}
+
+struct gemm_problem {
+  int64_t m, n, k;
+  operand a, b;  // rows of op(A) (m vectors), columns of op(B) (n vectors)
+  double* c;
+  int64_t ldc;
+};
+
+// Exactness of the INT8 GEMMs: residues satisfy |r| <= 128, so one product term is at most
+// 2^14 and a block of kKBlock terms plus a carried residue (< 256) stays below
+// 2^31 - 2^15, the range product_residue() accepts. Longer k is split into such blocks,
+// and the INT32 sum is reduced mod m_t between blocks (never overflow, then reduce).
+inline constexpr int64_t kKBlock = 131056;  // 2^17 - 16, a multiple of 16
+static_assert(kKBlock * 16384 + 255 < (int64_t{1} << 31) - (1 << 15), "k-block too long");
+
+// INT8 GEMM operands are padded to multiples of 16 so every plane and leading dimension
+// meets the tensor-core alignment rules; the padding holds zeros.
+inline constexpr int64_t kPad = 16;
+inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+}  // namespace ozdgemm::detail

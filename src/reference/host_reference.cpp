@@ -1,0 +1,145 @@
+#include "reference/host_reference.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/crt.hpp"
+#include "core/element.hpp"
+#include "core/moduli.hpp"
+#include "core/special_values.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+struct vector_stats {
+  std::vector<int> emax;
+  std::vector<uint8_t> flags;
+};
+
+vector_stats scan_vectors(const operand& x, int64_t nvec, int64_t k) {
+  vector_stats st{std::vector<int>(nvec, kZeroExponent), std::vector<uint8_t>(nvec, 0)};
+  for (int64_t v = 0; v < nvec; ++v)
+    for (int64_t l = 0; l < k; ++l) {
+      const double e = x.at(v, l);
+      st.emax[v] = std::max(st.emax[v], exponent_of(e));
+      st.flags[v] |= nonfinite_flag(e);
+    }
+  return st;
+}
+
+std::vector<int> fast_exponents(const operand& x, int64_t nvec, int64_t k,
+                                const std::vector<int>& emax, const modulus_table& tb) {
+  std::vector<int> e(nvec, 0);
+  for (int64_t v = 0; v < nvec; ++v) {
+    if (emax[v] == kZeroExponent) continue;
+    uint64_t q2 = 0;
+    for (int64_t l = 0; l < k; ++l) q2 += norm_square_term(x.at(v, l), emax[v]);
+    e[v] = fast_exponent(emax[v], q2, tb);
+  }
+  return e;
+}
+
+// Accurate scaling: U = u(A)^T u(B) as exact integer loops, then the column and row rules.
+void accurate_exponents(const gemm_problem& p, const vector_stats& sa, const vector_stats& sb,
+                        const modulus_table& tb, std::vector<int>& ea, std::vector<int>& eb) {
+  const int64_t m = p.m, n = p.n, k = p.k;
+  std::vector<int8_t> ua(m * k), ub(n * k);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t l = 0; l < k; ++l)
+      ua[i * k + l] = sa.emax[i] == kZeroExponent ? 0 : bound_quantize(p.a.at(i, l), sa.emax[i]);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < k; ++l)
+      ub[j * k + l] = sb.emax[j] == kZeroExponent ? 0 : bound_quantize(p.b.at(j, l), sb.emax[j]);
+  std::vector<double> u(m * n);  // exact: < 127^2 k < 2^53
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t acc = 0;
+      for (int64_t l = 0; l < k; ++l) acc += int64_t{ua[i * k + l]} * ub[j * k + l];
+      u[j * m + i] = static_cast<double>(acc);
+    }
+  std::vector<int> head_b(n);
+  for (int64_t j = 0; j < n; ++j) {
+    double col_max = 0.0;
+    for (int64_t i = 0; i < m; ++i) col_max = std::max(col_max, u[j * m + i]);
+    head_b[j] = accurate_column_headroom(col_max, tb);
+    eb[j] = accurate_exponent(head_b[j], sb.emax[j]);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    double row_max = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+      row_max = std::max(row_max, scale_pow2(u[j * m + i], head_b[j]));
+    ea[i] = accurate_exponent(accurate_row_headroom(row_max, tb), sa.emax[i]);
+  }
+}
+
+// Residue planes [t][v][l] of trunc(x 2^e).
+std::vector<int8_t> residues(const operand& x, int64_t nvec, int64_t k, const std::vector<int>& e,
+                             const modulus_table& tb) {
+  std::vector<int8_t> r(static_cast<size_t>(tb.s) * nvec * k);
+  for (int64_t v = 0; v < nvec; ++v)
+    for (int64_t l = 0; l < k; ++l) {
+      const scaled_int si = scale_truncate(x.at(v, l), e[v]);
+      for (int t = 0; t < tb.s; ++t) r[(t * nvec + v) * k + l] = symmetric_residue(si, tb, t);
+    }
+  return r;
+}
+
+}  // namespace
+
+scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode) {
+  const modulus_table& tb = moduli_for(num_moduli);
+  const vector_stats sa = scan_vectors(p.a, p.m, p.k);
+  const vector_stats sb = scan_vectors(p.b, p.n, p.k);
+  scaling_result r;
+  r.flags_a = sa.flags;
+  r.flags_b = sb.flags;
+  if (mode == scaling_mode::fast) {
+    r.exp_a = fast_exponents(p.a, p.m, p.k, sa.emax, tb);
+    r.exp_b = fast_exponents(p.b, p.n, p.k, sb.emax, tb);
+  } else {
+    r.exp_a.assign(p.m, 0);
+    r.exp_b.assign(p.n, 0);
+    accurate_exponents(p, sa, sb, tb, r.exp_a, r.exp_b);
+  }
+  return r;
+}
+
+void reference_dgemm(const gemm_problem& p, double alpha, double beta, int num_moduli,
+                     scaling_mode mode) {
+  const modulus_table& tb = moduli_for(num_moduli);
+  if (p.m == 0 || p.n == 0) return;
+  if (alpha == 0.0 || p.k == 0) {
+    for (int64_t j = 0; j < p.n; ++j)
+      for (int64_t i = 0; i < p.m; ++i) {
+        double* c = p.c + j * p.ldc + i;
+        *c = beta == 0.0 ? 0.0 : mul_rn(beta, *c);
+      }
+    return;
+  }
+  const scaling_result sc = reference_scaling(p, num_moduli, mode);
+  const std::vector<int8_t> ra = residues(p.a, p.m, p.k, sc.exp_a, tb);
+  const std::vector<int8_t> rb = residues(p.b, p.n, p.k, sc.exp_b, tb);
+  const int s = tb.s;
+  for (int64_t j = 0; j < p.n; ++j)
+    for (int64_t i = 0; i < p.m; ++i) {
+      double* c = p.c + j * p.ldc + i;
+      double v;
+      if ((sc.flags_a[i] | sc.flags_b[j]) != 0) {
+        v = nonfinite_dot(p.a, i, p.b, j, p.k);
+      } else {
+        crt_accumulator acc;
+        for (int t = 0; t < s; ++t) {
+          const int8_t* x = &ra[(t * p.m + i) * p.k];
+          const int8_t* y = &rb[(t * p.n + j) * p.k];
+          int64_t dot = 0;  // exact: |term| <= 2^14
+          for (int64_t l = 0; l < p.k; ++l) dot += int64_t{x[l]} * y[l];
+          const int64_t mt = tb.m[t];
+          acc.add(static_cast<uint32_t>(((dot % mt) + mt) % mt), tb, t);
+        }
+        v = acc.finish(tb, -(sc.exp_a[i] + sc.exp_b[j]));
+      }
+      *c = apply_alpha_beta(v, alpha, beta, c);
+    }
+}
+
+}  // namespace ozdgemm::detail
