@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Checks the dynamic symbol table and NEEDED entries of libozdgemm.so:
+#   - every defined dynamic symbol matches a line of the allow-list (exact name or glob);
+#   - no fmt/spdlog symbol is exported (they are header-only and must stay private);
+#   - libspdlog/libfmt are not NEEDED (the GPU machine has neither).
+# Usage: check_exports.sh path/to/libozdgemm.so path/to/allowed_exports.txt
+set -euo pipefail
+
+lib=${1:?usage: check_exports.sh LIB ALLOWLIST}
+allow=${2:?usage: check_exports.sh LIB ALLOWLIST}
+[[ -f $lib ]] || { echo "FAIL: no such library: $lib" >&2; exit 1; }
+[[ -f $allow ]] || { echo "FAIL: no such allow-list: $allow" >&2; exit 1; }
+
+patterns=()
+while IFS= read -r line || [[ -n $line ]]; do
+  line=${line%%#*}
+  line=${line//[[:space:]]/}
+  [[ -n $line ]] && patterns+=("$line")
+done <"$allow"
+
+# Field 3 of `nm -D --defined-only` is the name, possibly with @VERSION / @@VERSION appended.
+mapfile -t symbols < <(nm -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u)
+
+mapfile -t demangled < <(printf '%s\n' "${symbols[@]}" | c++filt)
+
+status=0
+for i in "${!symbols[@]}"; do
+  sym=${symbols[i]}
+  ok=0
+  for pat in "${patterns[@]}"; do
+    # shellcheck disable=SC2053  # $pat is a glob on purpose
+    if [[ $sym == $pat ]]; then ok=1; break; fi
+  done
+  if ((!ok)); then
+    echo "FAIL: exported symbol not in allow-list: $sym (${demangled[i]})"
+    status=1
+  fi
+  if [[ ${demangled[i]} == *fmt::* || ${demangled[i]} == *spdlog::* ]]; then
+    echo "FAIL: fmt/spdlog symbol exported: ${demangled[i]}"
+    status=1
+  fi
+done
+
+mapfile -t needed < <(readelf -d "$lib" | awk '/\(NEEDED\)/ { gsub(/[][]/, "", $5); print $5 }')
+for dep in "${needed[@]}"; do
+  if [[ $dep == libspdlog.* || $dep == libfmt.* ]]; then
+    echo "FAIL: $dep among NEEDED (spdlog/fmt must be header-only)"
+    status=1
+  fi
+done
+
+echo "exported symbols (${#symbols[@]}):"
+printf '  %s\n' "${symbols[@]}"
+echo "NEEDED:"
+printf '  %s\n' "${needed[@]}"
+if ((status == 0)); then
+  echo "PASS: exports within allow-list, no fmt/spdlog exported or NEEDED"
+fi
+exit $status
