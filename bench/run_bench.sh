@@ -25,8 +25,9 @@ fi
 # libozdgemm.so and anything copied next to the binaries.
 export LD_LIBRARY_PATH="$PWD/$build_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-commit=$(git rev-parse HEAD 2>/dev/null || true)
-commit=${commit:-${COMMIT:-unknown}}
+# The device copy of the tree may not be a usable git checkout: an explicit COMMIT wins.
+commit=${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || true)}
+commit=${commit:-unknown}
 # shellcheck disable=SC2054  # the commas are the benchmark's list syntax
 args=(--shapes 4096,8192,16384 --moduli 14,16,18,20 --modes fast,accurate --cublas-emu --stages
       --csv "$OUT/bench.csv" "$@")
