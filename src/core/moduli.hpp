@@ -35,11 +35,13 @@ struct modulus_table {
   uint32_t weight[kMaxModuli][kLimbs];  // W_t = (M/m_t) * ((M/m_t)^-1 mod m_t) < M
   double weight_frac[kMaxModuli];     // W_t / M = inv_t / m_t, rounded to nearest
   uint32_t modulus[kLimbs];           // M
-  // Largest |A'B'|_ij the CRT may be asked to recover: floor((1/2 - 2^-31) M), rounded down
-  // to a double. The 2^-31 margin keeps round(S/M) unambiguous although S/M is only
-  // estimated in floating point (error < 2^-35, see crt.hpp).
+  // The CRT recovers every |X| <= L = floor(M/2) - floor(M/2^31) - 1 <= (1/2 - 2^-31) M, an
+  // exact integer; the 2^-31 margin keeps round(S/M) unambiguous although S/M is only
+  // estimated in floating point (error < 2^-35, see crt.hpp). The scaling rules compare
+  // against L rounded down to a double (fast) and 127^2 L rounded down (accurate, which counts
+  // in units of 1/127^2); each is <= its exact value, so either mode proves |X| <= L.
   double bound;
-  double bound_accurate;  // bound * 127^2, rounded down (accurate scaling's integer units)
+  double bound_accurate;
   double log2_modulus;    // log2 M, for reporting
 };
 
