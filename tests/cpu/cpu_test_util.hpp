@@ -1,0 +1,113 @@
+// Helpers shared by the CPU tests: building a gemm_problem from BLAS arguments, and exact
+// (GMP) views of the integers the Ozaki pipeline works with. Everything here is derived
+// independently of src/core (frexp/ldexp, GMP), so it can serve as the oracle.
+#pragma once
+
+#include <gmpxx.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "core/element.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+#include "core/scaling_rules.hpp"
+
+namespace ozdgemm::test {
+
+inline detail::op_kind to_op(char trans) {
+  return (trans == 'N' || trans == 'n') ? detail::op_kind::n : detail::op_kind::t;
+}
+
+inline detail::gemm_problem make_problem(char transa, char transb, int64_t m, int64_t n,
+                                         int64_t k, const double* A, int64_t lda,
+                                         const double* B, int64_t ldb, double* C,
+                                         int64_t ldc) {
+  return detail::gemm_problem{m, n, k, detail::operand_a(to_op(transa), A, lda),
+                              detail::operand_b(to_op(transb), B, ldb), C, ldc};
+}
+
+inline std::string mode_name(detail::scaling_mode mode) {
+  return mode == detail::scaling_mode::fast ? "fast" : "accurate";
+}
+
+// |x| = mant * 2^exp2 with mant < 2^53 an integer, via frexp (independent of decode()).
+inline void split_double(double x, uint64_t* mant, int* exp2) {
+  int ex = 0;
+  const double f = std::frexp(std::fabs(x), &ex);  // f in [0.5, 1), exact for subnormals too
+  *mant = static_cast<uint64_t>(std::ldexp(f, 53));
+  *exp2 = ex - 53;
+}
+
+// trunc(x * 2^e) exactly, for finite x.
+inline mpz_class exact_trunc_mpz(double x, int e) {
+  if (x == 0.0) return 0;
+  uint64_t mant;
+  int exp2;
+  split_double(x, &mant, &exp2);
+  mpz_class v(static_cast<unsigned long>(mant));
+  const int sh = exp2 + e;
+  if (sh >= 0)
+    mpz_mul_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(sh));
+  else
+    mpz_tdiv_q_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(-sh));
+  return x < 0 ? mpz_class(-v) : v;
+}
+
+// The signed integer a scaled_int stands for.
+inline mpz_class mpz_from_scaled(const detail::scaled_int& v) {
+  mpz_class r = 0;
+  for (int c = 3; c >= 0; --c) {
+    r <<= 20;
+    r += static_cast<unsigned long>(v.c[c]);
+  }
+  return v.negative ? mpz_class(-r) : r;
+}
+
+// Little-endian 32-bit limbs to an mpz.
+inline mpz_class mpz_from_limbs(const uint32_t* limbs, int n) {
+  mpz_class r = 0;
+  for (int c = n - 1; c >= 0; --c) {
+    r <<= 32;
+    r += static_cast<unsigned long>(limbs[c]);
+  }
+  return r;
+}
+
+// A double holding an integer value, exactly, as an mpz.
+inline mpz_class mpz_from_integral_double(double d) {
+  mpz_class r;
+  mpz_set_d(r.get_mpz_t(), d);  // truncates; exact for integral d
+  return r;
+}
+
+// X rounded to the nearest double, ties to even, computed from X's bits (|X| < 2^1000).
+inline double mpz_to_double_rne(const mpz_class& X) {
+  mpz_class a = abs(X);
+  const size_t bits = a == 0 ? 0 : mpz_sizeinbase(a.get_mpz_t(), 2);
+  double mag;
+  if (bits <= 53) {
+    mag = a.get_d();  // exact
+  } else {
+    const mp_bitcnt_t sh = bits - 53;
+    mpz_class q, rem, half = 1;
+    mpz_fdiv_q_2exp(q.get_mpz_t(), a.get_mpz_t(), sh);
+    mpz_fdiv_r_2exp(rem.get_mpz_t(), a.get_mpz_t(), sh);
+    half <<= (sh - 1);
+    if (rem > half || (rem == half && mpz_odd_p(q.get_mpz_t()))) q += 1;
+    mag = std::ldexp(q.get_d(), static_cast<int>(sh));  // q <= 2^53: exact
+  }
+  return X < 0 ? -mag : mag;
+}
+
+// L = floor((1/2 - 2^-31) M) = floor(M (2^30 - 1) / 2^31): the largest |A'B'|_ij that the
+// CRT recovers by the argument in crt.hpp.
+inline mpz_class exact_crt_limit(const detail::modulus_table& tb) {
+  mpz_class M = mpz_from_limbs(tb.modulus, detail::kLimbs);
+  mpz_class L = M * ((1ul << 30) - 1);
+  mpz_fdiv_q_2exp(L.get_mpz_t(), L.get_mpz_t(), 31);
+  return L;
+}
+
+}  // namespace ozdgemm::test
