@@ -8,7 +8,7 @@
 
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.hpp"
-#include "support/dd_dot.hpp"
+#include "support/dd_reference.hpp"
 
 namespace {
 
@@ -127,9 +127,12 @@ TEST_F(GpuTest, AccuracyAgainstNativeDgemm) {
       std::vector<std::pair<int64_t, int64_t>> pos(256);
       for (auto& p : pos) p = {static_cast<int64_t>(g() % n), static_cast<int64_t>(g() % n)};
       std::vector<double> ref(pos.size()), absab(pos.size());
-      for (size_t t = 0; t < pos.size(); ++t) {
-        ozdgemm_test::dd_dot_strided(&ha[pos[t].first], n, &hb[pos[t].second * n], 1, n, &ref[t],
-                                     &absab[t]);
+      for (size_t t = 0; t < pos.size(); ++t) {  // 1x1 products: row i of A times column j of B
+        const double* arow = &ha[pos[t].first];
+        const double* bcol = &hb[pos[t].second * n];
+        ref[t] = 0.0;
+        ozdgemm::test::dd_gemm('N', 'N', 1, 1, n, 1.0, arow, n, bcol, n, 0.0, &ref[t], 1);
+        ozdgemm::test::abs_product('N', 'N', 1, 1, n, arow, n, bcol, n, &absab[t], 1);
       }
       auto errors = [&](double* rel, double* scaled) {
         const auto hc = c.to_host();
