@@ -1,6 +1,8 @@
 #include "engine/emulate.hpp"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "core/moduli.hpp"
@@ -96,6 +98,17 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
       CUBLAS_GEMM_DEFAULT));
 }
 
+// How the s modulus GEMMs are issued: one strided-batched call (default), or one call per
+// modulus. OZDGEMM_GEMM_BATCHING=looped selects the latter; it exists to measure which is
+// faster on a given GPU (bench/results) and is read once.
+bool batched_gemms() {
+  static const bool batched = [] {
+    const char* v = std::getenv("OZDGEMM_GEMM_BATCHING");
+    return v == nullptr || std::strcmp(v, "looped") != 0;
+  }();
+  return batched;
+}
+
 void record(cudaEvent_t e, cudaStream_t s) {
   if (e != nullptr) OZDGEMM_CUDA_TRY(cudaEventRecord(e, s));
 }
@@ -160,8 +173,15 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
       launch_fold(L.prod, L.m_pad * L.n_pad, tb, st);
       OZDGEMM_CHECK_LAUNCH();
     }
-    int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod, s,
-              blk > 0);
+    if (batched_gemms()) {
+      int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
+                s, blk > 0);
+    } else {
+      for (int t = 0; t < s; ++t)
+        int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad,
+                  L.res_a + t * L.m_pad * L.k_pad, L.res_b + t * L.n_pad * L.k_pad,
+                  L.prod + t * L.m_pad * L.n_pad, 1, blk > 0);
+    }
   }
   if (ev != nullptr) record(ev->multiplied, st);
 
