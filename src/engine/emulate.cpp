@@ -98,15 +98,22 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
       CUBLAS_GEMM_DEFAULT));
 }
 
-// How the s modulus GEMMs are issued: one strided-batched call (default), or one call per
-// modulus. OZDGEMM_GEMM_BATCHING=looped selects the latter; it exists to measure which is
-// faster on a given GPU (bench/results) and is read once.
-bool batched_gemms() {
-  static const bool batched = [] {
+// How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
+// 2026-11-29_h200_b9e3bbd): one strided-batched call is faster while one product is too small
+// to fill the GPU (n = 2048: 0.86 vs 1.00 ms at s = 14), one call per modulus is faster from
+// n = 4096 up (3.05 vs 3.43 ms; 131 vs 134 ms at n = 16384). The switch sits at 2^35 = 3.2e10
+// multiply-adds per modulus, between the measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped
+// overrides the rule (read once), for measurements.
+bool batched_gemms(int64_t m_pad, int64_t n_pad, int64_t k_pad) {
+  static const int forced = [] {
     const char* v = std::getenv("OZDGEMM_GEMM_BATCHING");
-    return v == nullptr || std::strcmp(v, "looped") != 0;
+    if (v == nullptr) return 0;
+    if (std::strcmp(v, "batched") == 0) return 1;
+    if (std::strcmp(v, "looped") == 0) return 2;
+    return 0;
   }();
-  return batched;
+  if (forced != 0) return forced == 1;
+  return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
 }
 
 void record(cudaEvent_t e, cudaStream_t s) {
@@ -164,8 +171,8 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);
 
-  // 3. INT8 GEMMs, one strided batch over the moduli per k-block; between blocks the INT32
-  // sums are reduced mod m_t so the next block cannot overflow.
+  // 3. INT8 GEMMs per k-block, batched over the moduli or one call each (batched_gemms);
+  // between blocks the INT32 sums are reduced mod m_t so the next block cannot overflow.
   for (int64_t blk = 0; blk < L.nblk; ++blk) {
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
@@ -173,7 +180,7 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
       launch_fold(L.prod, L.m_pad * L.n_pad, tb, st);
       OZDGEMM_CHECK_LAUNCH();
     }
-    if (batched_gemms()) {
+    if (batched_gemms(L.m_pad, L.n_pad, L.k_pad)) {
       int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
                 s, blk > 0);
     } else {
