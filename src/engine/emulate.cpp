@@ -104,15 +104,15 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
 // n = 4096 up (3.05 vs 3.43 ms; 131 vs 134 ms at n = 16384). The switch sits at 2^35 = 3.2e10
 // multiply-adds per modulus, between the measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped
 // overrides the rule (read once), for measurements.
-bool batched_gemms(int64_t m_pad, int64_t n_pad, int64_t k_pad) {
-  static const int forced = [] {
+bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k_pad) {
+  static const gemm_batching forced = [] {
     const char* v = std::getenv("OZDGEMM_GEMM_BATCHING");
-    if (v == nullptr) return 0;
-    if (std::strcmp(v, "batched") == 0) return 1;
-    if (std::strcmp(v, "looped") == 0) return 2;
-    return 0;
+    if (v != nullptr && std::strcmp(v, "batched") == 0) return gemm_batching::batched;
+    if (v != nullptr && std::strcmp(v, "looped") == 0) return gemm_batching::looped;
+    return gemm_batching::automatic;
   }();
-  if (forced != 0) return forced == 1;
+  if (choice == gemm_batching::automatic) choice = forced;
+  if (choice != gemm_batching::automatic) return choice == gemm_batching::batched;
   return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
 }
 
@@ -180,7 +180,7 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
       launch_fold(L.prod, L.m_pad * L.n_pad, tb, st);
       OZDGEMM_CHECK_LAUNCH();
     }
-    if (batched_gemms(L.m_pad, L.n_pad, L.k_pad)) {
+    if (batched_gemms(call.batching, L.m_pad, L.n_pad, L.k_pad)) {
       int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
                 s, blk > 0);
     } else {

@@ -24,6 +24,9 @@ struct stage_events {
   cudaEvent_t start, prepared, multiplied, finished;
 };
 
+// How the s modulus GEMMs are issued: automatic picks by size (emulate.cpp says why).
+enum class gemm_batching { automatic, batched, looped };
+
 struct device_gemm {
   gemm_problem p;  // device pointers; m, n, k > 0
   scalar_arg alpha, beta;
@@ -32,6 +35,7 @@ struct device_gemm {
   cudaStream_t stream;
   cublasHandle_t int8_handle;  // private handle bound to `stream`
   stage_events* events;        // may be null
+  gemm_batching batching = gemm_batching::automatic;
 };
 
 // Workspace the call needs, in bytes.
