@@ -1,0 +1,84 @@
+#include "interpose/call_log.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "common/logging.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+const char* to_string(outcome o) {
+  switch (o) {
+    case outcome::emulated: return "emulated";
+    case outcome::native: return "native";
+    case outcome::fallback: return "fallback";
+  }
+  return "?";
+}
+
+struct tally {
+  long long calls = 0;
+  double seconds = 0.0;
+};
+
+struct summary {
+  std::mutex mutex;
+  std::map<std::pair<outcome, std::string>, tally> by_reason;
+};
+
+// Leaked: it is read by an atexit handler, after static destructors may have run.
+summary& totals() {
+  static auto* s = new summary();
+  return *s;
+}
+
+void print_summary() {
+  summary& s = totals();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  long long count[3] = {0, 0, 0};
+  double seconds = 0.0;
+  for (const auto& [key, t] : s.by_reason) {
+    count[static_cast<int>(key.first)] += t.calls;
+    seconds += t.seconds;
+  }
+  logger().info("summary: {} calls emulated, {} native, {} fallback; {:.3f} s in intercepted calls",
+                count[0], count[1], count[2], seconds);
+  for (const auto& [key, t] : s.by_reason)
+    logger().info("summary:   {:8} {:6} calls  {:9.3f} s  {}", to_string(key.first), t.calls,
+                  t.seconds, key.second);
+  logger().flush();
+}
+
+}  // namespace
+
+void log_call(const call_record& r) noexcept {
+  try {
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(print_summary); });
+    {
+      summary& s = totals();
+      std::lock_guard<std::mutex> lock(s.mutex);
+      tally& t = s.by_reason[{r.result, r.reason}];
+      ++t.calls;
+      t.seconds += r.seconds;
+    }
+    if (r.result == outcome::emulated)
+      logger().debug("{} m={} n={} k={} -> emulated, s={} ({}; predicted native {:.3f} ms, "
+                     "emulated {:.3f} ms) {:.1f} us",
+                     r.entry, r.m, r.n, r.k, r.num_moduli, r.reason, r.predicted_native_ms,
+                     r.predicted_emulated_ms, r.seconds * 1e6);
+    else
+      logger().debug("{} m={} n={} k={} -> {} ({}; predicted native {:.3f} ms, emulated {:.3f} ms) "
+                     "{:.1f} us",
+                     r.entry, r.m, r.n, r.k, to_string(r.result), r.reason, r.predicted_native_ms,
+                     r.predicted_emulated_ms, r.seconds * 1e6);
+  } catch (...) {
+    // Logging must never take the host application down.
+  }
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,40 @@
+// Settings of the interposition layer, read once from the environment on first use (never at
+// load time). An invalid value gets one warning naming the variable and the value, then the
+// default; nothing here can fail.
+//
+//   OZDGEMM_MODE          auto | emulate | native                    (auto)
+//   OZDGEMM_MODULI        2..20                                       (14)
+//   OZDGEMM_SCALING       fast | accurate                             (accurate)
+//   OZDGEMM_LOG_LEVEL     off | error | warn | info | debug | trace   (warn; src/common/logging)
+//   OZDGEMM_LOG_FILE      path                                        (stderr; src/common/logging)
+//   OZDGEMM_CPU_BLAS      CPU BLAS library for host calls not emulated (next definition in the
+//                         process, else libblas.so.3)
+//   OZDGEMM_DEVICE        GPU ordinal used for host calls             (0)
+//   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
+//                         (0.05)
+//   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
+#pragma once
+
+#include <string>
+
+#include "core/scaling_rules.hpp"
+
+namespace ozdgemm::detail {
+
+enum class run_mode { automatic, emulate, native };
+
+struct config {
+  run_mode mode = run_mode::automatic;
+  int num_moduli = 14;
+  scaling_mode scaling = scaling_mode::accurate;
+  std::string cpu_blas;  // empty: default search
+  int device = 0;
+  double auto_margin = 0.05;
+  long long min_dim = 256;
+};
+
+const config& settings();
+
+const char* to_string(run_mode m);
+
+}  // namespace ozdgemm::detail

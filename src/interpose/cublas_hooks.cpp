@@ -1,0 +1,274 @@
+// Intercepted cuBLAS entry points. Each is a thin layer: it turns its arguments into one
+// device request, lets serve_device() choose, and either runs the emulation or forwards the
+// call, unchanged, to the real cuBLAS. Invalid arguments always reach the real cuBLAS, so the
+// caller gets exactly the status cuBLAS gives. No exception leaves these functions.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "api/status.hpp"
+#include "engine/handle_context.hpp"
+#include "interpose/call_log.hpp"
+#include "interpose/config.hpp"
+#include "interpose/decision.hpp"
+#include "interpose/real_symbol.hpp"
+#include "ozdgemm/export.h"
+#include "ozdgemm/ozdgemm.h"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr const char* kCublas = "libcublas.so.13";
+
+template <class F>
+F real(const char* name) {
+  return reinterpret_cast<F>(resolve_next(name, kCublas));
+}
+
+struct device_request {
+  const char* entry;
+  cublasHandle_t handle;
+  cublasOperation_t ta, tb;
+  int64_t m, n, k;
+  const double* alpha;
+  const double* a;
+  int64_t lda;
+  const double* b;
+  int64_t ldb;
+  const double* beta;
+  double* c;
+  int64_t ldc;
+};
+
+// Why emulation cannot serve this call at all, or nullptr.
+const char* unsupported(const device_request& r) {
+  if (r.handle == nullptr) return "null handle";
+  if (r.m <= 0 || r.n <= 0 || r.k <= 0) return "empty or invalid sizes";
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+  if (cublasGetMathMode(r.handle, &math) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
+  if ((math & CUBLAS_PEDANTIC_MATH) != 0) return "pedantic math requested on the handle";
+  if ((math & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) != 0)
+    return "cuBLAS FP64 emulation requested on the handle";
+  return nullptr;
+}
+
+// Runs the emulation or `native()` (a callable forwarding the original call).
+template <class Native>
+cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
+  if (inside_interception()) return native();
+  interception_scope scope;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  try {
+    const config& cfg = settings();
+    prediction pred{0.0, 0.0};
+    if (const char* why = unsupported(r)) {
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0, 0, seconds()});
+      return st;
+    }
+    pred = predict_device(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling, true);
+    const decision d = decide(cfg, pred, r.m, r.n, r.k);
+    if (!d.emulate) {
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, d.reason, 0, pred.native_ms,
+                pred.emulated_ms, seconds()});
+      return st;
+    }
+    const ozdgemm_options_t opts{cfg.num_moduli, cfg.scaling == scaling_mode::fast
+                                                     ? OZDGEMM_SCALING_FAST
+                                                     : OZDGEMM_SCALING_ACCURATE};
+    const ozdgemm_status_t st = ozdgemm_dgemm(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a,
+                                              r.lda, r.b, r.ldb, r.beta, r.c, r.ldc, opts);
+    if (st == OZDGEMM_STATUS_SUCCESS) {
+      log_call({r.entry, r.m, r.n, r.k, outcome::emulated, d.reason, cfg.num_moduli,
+                pred.native_ms, pred.emulated_ms, seconds()});
+      return CUBLAS_STATUS_SUCCESS;
+    }
+    if (st == OZDGEMM_STATUS_INVALID_VALUE) {  // cuBLAS states the exact status
+      const cublasStatus_t nst = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, "invalid arguments", 0, 0, 0, seconds()});
+      return nst;
+    }
+    logger().warn("{}: emulation failed ({}); running the native routine", r.entry,
+                  ozdgemm_status_string(st));
+    const cublasStatus_t nst = native();
+    log_call({r.entry, r.m, r.n, r.k, outcome::fallback, ozdgemm_status_string(st), 0,
+              pred.native_ms, pred.emulated_ms, seconds()});
+    return nst;
+  } catch (...) {
+    return native();
+  }
+}
+
+// The legacy handle-less API runs on a library-owned handle per device, on the legacy
+// default stream (what the legacy API uses unless cublasSetKernelStream changed it).
+cublasHandle_t legacy_handle() {
+  static std::mutex mutex;
+  static auto* handles = new std::map<int, cublasHandle_t>();  // leaked: used until exit
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  cublasHandle_t& h = (*handles)[device];
+  if (h == nullptr && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
+  return h;
+}
+
+cublasOperation_t op_from_char(char c) {
+  switch (c) {
+    case 'N': case 'n': return CUBLAS_OP_N;
+    case 'T': case 't': return CUBLAS_OP_T;
+    case 'C': case 'c': return CUBLAS_OP_C;
+    default: return static_cast<cublasOperation_t>(-1);
+  }
+}
+
+// cublasGemmEx serves FP64 only through the emulation: all types CUDA_R_64F, compute type
+// CUBLAS_COMPUTE_64F (not _PEDANTIC or _EMULATED_*), default algorithm.
+bool gemm_ex_is_plain_fp64(cudaDataType at, cudaDataType bt, cudaDataType ct,
+                           cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+  return at == CUDA_R_64F && bt == CUDA_R_64F && ct == CUDA_R_64F &&
+         compute == CUBLAS_COMPUTE_64F &&
+         (algo == CUBLAS_GEMM_DEFAULT || algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+}
+
+}  // namespace
+}  // namespace ozdgemm::detail
+
+using namespace ozdgemm::detail;
+
+// The handle-less legacy routine (cublas.h) is declared here under another C++ name: the
+// cublas_v2.h macros rename cublasDgemm to cublasDgemm_v2.
+extern "C" OZDGEMM_API void ozdgemm_legacy_cublas_dgemm(char, char, int, int, int, double,
+                                                       const double*, int, const double*, int,
+                                                       double, double*, int) noexcept
+    __asm__("cublasDgemm");
+
+extern "C" {
+
+OZDGEMM_API cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const double* alpha, const double* A, int lda,
+                                          const double* B, int ldb, const double* beta,
+                                          double* C, int ldc) noexcept {
+  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                int, const double*, const double*, int, const double*, int,
+                                const double*, double*, int);
+  static const fn next = real<fn>("cublasDgemm_v2");
+  return serve_device({"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                       beta, C, ldc},
+                      [&] {
+                        return next ? next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                                           beta, C, ldc)
+                                    : CUBLAS_STATUS_NOT_SUPPORTED;
+                      });
+}
+
+OZDGEMM_API cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                             cublasOperation_t transb, int64_t m, int64_t n,
+                                             int64_t k, const double* alpha, const double* A,
+                                             int64_t lda, const double* B, int64_t ldb,
+                                             const double* beta, double* C, int64_t ldc) noexcept {
+  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
+                                int64_t, int64_t, const double*, const double*, int64_t,
+                                const double*, int64_t, const double*, double*, int64_t);
+  static const fn next = real<fn>("cublasDgemm_v2_64");
+  return serve_device({"cublasDgemm_v2_64", handle, transa, transb, m, n, k, alpha, A, lda, B,
+                       ldb, beta, C, ldc},
+                      [&] {
+                        return next ? next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                                           beta, C, ldc)
+                                    : CUBLAS_STATUS_NOT_SUPPORTED;
+                      });
+}
+
+OZDGEMM_API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                        cublasOperation_t transb, int m, int n, int k,
+                                        const void* alpha, const void* A, cudaDataType Atype,
+                                        int lda, const void* B, cudaDataType Btype, int ldb,
+                                        const void* beta, void* C, cudaDataType Ctype, int ldc,
+                                        cublasComputeType_t computeType,
+                                        cublasGemmAlgo_t algo) noexcept {
+  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                int, const void*, const void*, cudaDataType, int, const void*,
+                                cudaDataType, int, const void*, void*, cudaDataType, int,
+                                cublasComputeType_t, cublasGemmAlgo_t);
+  static const fn next = real<fn>("cublasGemmEx");
+  auto native = [&] {
+    return next ? next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
+                       C, Ctype, ldc, computeType, algo)
+                : CUBLAS_STATUS_NOT_SUPPORTED;
+  };
+  if (!gemm_ex_is_plain_fp64(Atype, Btype, Ctype, computeType, algo)) return native();
+  return serve_device({"cublasGemmEx", handle, transa, transb, m, n, k,
+                       static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
+                       static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
+                       static_cast<double*>(C), ldc},
+                      native);
+}
+
+OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
+                                           cublasOperation_t transb, int64_t m, int64_t n,
+                                           int64_t k, const void* alpha, const void* A,
+                                           cudaDataType Atype, int64_t lda, const void* B,
+                                           cudaDataType Btype, int64_t ldb, const void* beta,
+                                           void* C, cudaDataType Ctype, int64_t ldc,
+                                           cublasComputeType_t computeType,
+                                           cublasGemmAlgo_t algo) noexcept {
+  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
+                                int64_t, int64_t, const void*, const void*, cudaDataType, int64_t,
+                                const void*, cudaDataType, int64_t, const void*, void*,
+                                cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t);
+  static const fn next = real<fn>("cublasGemmEx_64");
+  auto native = [&] {
+    return next ? next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
+                       C, Ctype, ldc, computeType, algo)
+                : CUBLAS_STATUS_NOT_SUPPORTED;
+  };
+  if (!gemm_ex_is_plain_fp64(Atype, Btype, Ctype, computeType, algo)) return native();
+  return serve_device({"cublasGemmEx_64", handle, transa, transb, m, n, k,
+                       static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
+                       static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
+                       static_cast<double*>(C), ldc},
+                      native);
+}
+
+// Releases what the library cached for the handle, then destroys it.
+OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
+  using fn = cublasStatus_t (*)(cublasHandle_t);
+  static const fn next = real<fn>("cublasDestroy_v2");
+  if (!inside_interception() && handle != nullptr) {
+    try {
+      release_contexts(handle);
+    } catch (...) {
+      logger().warn("cublasDestroy: releasing the cached workspace failed");
+    }
+  }
+  return next ? next(handle) : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+}  // extern "C"
+
+void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, double alpha,
+                                 const double* A, int lda, const double* B, int ldb, double beta,
+                                 double* C, int ldc) noexcept {
+  using fn = void (*)(char, char, int, int, int, double, const double*, int, const double*, int,
+                      double, double*, int);
+  static const fn next = real<fn>("cublasDgemm");
+  auto native = [&] {
+    if (next) next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return CUBLAS_STATUS_SUCCESS;  // the legacy API reports errors through cublasGetError()
+  };
+  const cublasOperation_t ta = op_from_char(transa), tb = op_from_char(transb);
+  if (ta == static_cast<cublasOperation_t>(-1) || tb == static_cast<cublasOperation_t>(-1)) {
+    native();
+    return;
+  }
+  cublasHandle_t h = inside_interception() ? nullptr : legacy_handle();
+  serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
+}

@@ -1,0 +1,61 @@
+#include "interpose/decision.hpp"
+
+#include <algorithm>
+
+#include "core/gemm_problem.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+// H200 rates measured with bench/ozdgemm_bench (bench/results/2026-11-29_h200_*), chosen on
+// the side that favours native: auto mode must never pick a slower emulation.
+constexpr double kNativeFp64 = 57e12;    // cublasDgemm, flop/s, n >= 2048
+constexpr double kNativeLatency = 10e-6;  // s
+constexpr double kInt8 = 1.2e15;          // INT8 GEMM multiply-adds x 2 per second
+constexpr double kPrepBandwidth = 1.6e12;  // scaling + residue passes, bytes/s
+constexpr double kCrtBandwidth = 1.0e12;   // reduction + CRT pass, bytes/s
+constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
+constexpr double kPcie = 20e9;             // pinned host <-> device, bytes/s per direction
+constexpr double kCpuBlas = 1.0e11;        // host BLAS flop/s: generous on purpose
+
+double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool reads_c) {
+  const double mp = static_cast<double>(round_up(m, kPad)), np = static_cast<double>(round_up(n, kPad)),
+               kp = static_cast<double>(round_up(k, kPad));
+  const double gemms = s * 2.0 * mp * np * kp / kInt8;
+  // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written.
+  double prep = (static_cast<double>(m) + n) * k * (3 * 8.0 + s) / kPrepBandwidth;
+  if (mode == scaling_mode::accurate) prep += 2.0 * mp * np * kp / kInt8 + 8.0 * mp * np / kPrepBandwidth;
+  const double crt = static_cast<double>(m) * n * (4.0 * s + 8.0 + (reads_c ? 8.0 : 0.0)) / kCrtBandwidth;
+  return kEmulationLatency + gemms + prep + crt;
+}
+
+}  // namespace
+
+prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                          bool reads_c) {
+  const double native = kNativeLatency + 2.0 * m * n * k / kNativeFp64;
+  return {native * 1e3, emulation_seconds(m, n, k, num_moduli, mode, reads_c) * 1e3};
+}
+
+prediction predict_host(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                        bool reads_c) {
+  const double cpu = 2.0 * m * n * k / kCpuBlas;
+  const double bytes = 8.0 * (static_cast<double>(m) * k + static_cast<double>(k) * n +
+                              static_cast<double>(m) * n * (reads_c ? 2 : 1));
+  return {cpu * 1e3,
+          (bytes / kPcie + emulation_seconds(m, n, k, num_moduli, mode, reads_c)) * 1e3};
+}
+
+decision decide(const config& cfg, const prediction& p, int64_t m, int64_t n, int64_t k) {
+  switch (cfg.mode) {
+    case run_mode::native: return {false, "OZDGEMM_MODE=native", p};
+    case run_mode::emulate: return {true, "OZDGEMM_MODE=emulate", p};
+    case run_mode::automatic: break;
+  }
+  if (std::min({m, n, k}) < cfg.min_dim) return {false, "auto: below OZDGEMM_MIN_DIM", p};
+  if (p.emulated_ms < (1.0 - cfg.auto_margin) * p.native_ms)
+    return {true, "auto: model predicts emulation faster", p};
+  return {false, "auto: model predicts native faster", p};
+}
+
+}  // namespace ozdgemm::detail

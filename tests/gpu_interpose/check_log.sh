@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The debug log of the preloaded run proves the interception: every entry point was emulated.
+set -euo pipefail
+log=$1
+[[ -s $log ]] || { echo "no log at $log (was the GPU run skipped?)"; exit 77; }
+for entry in cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasDgemm; do
+  grep -qE "\] $entry m=[0-9]+ n=[0-9]+ k=[0-9]+ -> emulated" "$log" ||
+    { echo "no emulated $entry call in $log"; exit 1; }
+done
+grep -q "summary: " "$log" || { echo "no exit summary in $log"; exit 1; }
+echo "log shows every entry point emulated"

@@ -1,0 +1,202 @@
+// A plain CUDA program that knows nothing of ozdgemm: it calls cublasDgemm (v2 and _64),
+// cublasGemmEx (FP64) and the legacy handle-less cublasDgemm, from 8 threads with their own
+// handles and streams. Run under LD_PRELOAD=libozdgemm.so with OZDGEMM_MODE=emulate, every
+// result must equal, bit for bit, the library's host reference with the same settings
+// (looked up with dlsym, so the program itself does not link ozdgemm); without the library it
+// only checks against a double-double reference. It also checks that the handle's pointer
+// mode, stream and math mode are untouched and that invalid arguments get cuBLAS's status.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" cublasStatus_t cublasInit(void);
+extern "C" void legacy_dgemm(char, char, int, int, int, double, const double*, int, const double*,
+                             int, double, double*, int) __asm__("cublasDgemm");
+
+namespace {
+
+std::atomic<int> failures{0};
+
+#define CHECK(cond, ...)                                  \
+  do {                                                    \
+    if (!(cond)) {                                        \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                  \
+      std::fprintf(stderr, "\n");                         \
+      ++failures;                                         \
+    }                                                     \
+  } while (0)
+
+using reference_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
+                             const double*, int64_t, double, double*, int64_t, struct options);
+struct options {
+  int num_moduli;
+  int scaling;
+};
+
+// The host reference of the preloaded library, if any.
+int (*reference())(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
+                   const double*, int64_t, double, double*, int64_t, options) {
+  return reinterpret_cast<int (*)(char, char, int64_t, int64_t, int64_t, double, const double*,
+                                  int64_t, const double*, int64_t, double, double*, int64_t,
+                                  options)>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference"));
+}
+
+options env_options() {
+  options o{14, 1};
+  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
+  if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
+  return o;
+}
+
+bool expect_emulation() {
+  const char* m = std::getenv("OZDGEMM_MODE");
+  return m != nullptr && std::strcmp(m, "emulate") == 0 && reference() != nullptr;
+}
+
+double dd_entry(const std::vector<double>& a, const std::vector<double>& b, int m, int k, int i,
+                int j) {
+  double hi = 0, lo = 0;
+  for (int l = 0; l < k; ++l) {
+    const double x = a[i + l * m], y = b[l + j * k];
+    const double p = x * y, pe = std::fma(x, y, -p);
+    const double s = hi + p, bb = s - hi, se = (hi - (s - bb)) + (p - bb);
+    hi = s;
+    lo += se + pe;
+  }
+  return hi + lo;
+}
+
+enum class entry { v2, v2_64, gemm_ex, legacy };
+const char* name(entry e) {
+  return e == entry::v2 ? "cublasDgemm_v2"
+         : e == entry::v2_64 ? "cublasDgemm_v2_64"
+         : e == entry::gemm_ex ? "cublasGemmEx"
+                               : "cublasDgemm(legacy)";
+}
+
+void one_case(cublasHandle_t h, cudaStream_t st, entry e, int m, int n, int k, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> nd;
+  std::vector<double> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n),
+      c(static_cast<size_t>(m) * n);
+  for (double& x : a) x = nd(g) * std::exp(0.5 * nd(g));
+  for (double& x : b) x = nd(g);
+  for (double& x : c) x = nd(g);
+  const double alpha = 1.25, beta = -0.5;
+  double *da, *db, *dc;
+  cudaMalloc(&da, a.size() * 8);
+  cudaMalloc(&db, b.size() * 8);
+  cudaMalloc(&dc, c.size() * 8);
+  cudaMemcpy(da, a.data(), a.size() * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), b.size() * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(dc, c.data(), c.size() * 8, cudaMemcpyHostToDevice);
+  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+  switch (e) {
+    case entry::v2:
+      s = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, m, db, k, &beta, dc, m);
+      break;
+    case entry::v2_64:
+      s = cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, m, db, k, &beta, dc, m);
+      break;
+    case entry::gemm_ex:
+      s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, CUDA_R_64F, m, db,
+                       CUDA_R_64F, k, &beta, dc, CUDA_R_64F, m, CUBLAS_COMPUTE_64F,
+                       CUBLAS_GEMM_DEFAULT);
+      break;
+    case entry::legacy:
+      legacy_dgemm('N', 'N', m, n, k, alpha, da, m, db, k, beta, dc, m);
+      cudaDeviceSynchronize();
+      break;
+  }
+  CHECK(s == CUBLAS_STATUS_SUCCESS, "%s returned %d", name(e), static_cast<int>(s));
+  if (e != entry::legacy) cudaStreamSynchronize(st);
+  std::vector<double> got(c.size());
+  cudaMemcpy(got.data(), dc, got.size() * 8, cudaMemcpyDeviceToHost);
+  if (expect_emulation()) {
+    std::vector<double> ref = c;
+    const int rs = reference()('N', 'N', m, n, k, alpha, a.data(), m, b.data(), k, beta,
+                               ref.data(), m, env_options());
+    CHECK(rs == 0, "reference failed");
+    int bad = 0;
+    for (size_t i = 0; i < ref.size(); ++i) bad += std::memcmp(&ref[i], &got[i], 8) != 0;
+    CHECK(bad == 0, "%s %dx%dx%d: %d elements differ from the host reference", name(e), m, n, k,
+          bad);
+  }
+  // Always: close to a double-double reference (native accuracy or better at s >= 14).
+  double worst = 0;
+  for (int t = 0; t < 64; ++t) {
+    const int i = static_cast<int>(g() % m), j = static_cast<int>(g() % n);
+    double absab = 0;
+    for (int l = 0; l < k; ++l) absab += std::fabs(a[i + l * m] * b[l + j * k]);
+    const double r = alpha * dd_entry(a, b, m, k, i, j) + beta * c[i + j * m];
+    worst = std::max(worst, std::fabs(got[i + j * m] - r) / (std::fabs(alpha) * absab + std::fabs(beta * c[i + j * m])));
+  }
+  CHECK(worst < 1e-13, "%s %dx%dx%d: error %.3e relative to |alpha||A||B| + |beta C|", name(e), m,
+        n, k, worst);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+}
+
+void worker(int id, int iterations) {
+  cublasHandle_t h;
+  cudaStream_t st;
+  cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+  cublasCreate(&h);
+  cublasSetStream(h, st);
+  cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  const int sizes[][3] = {{512, 384, 640}, {300, 700, 257}, {1024, 1024, 1024}, {777, 129, 513}};
+  for (int it = 0; it < iterations; ++it) {
+    const auto& sz = sizes[(id + it) % 4];
+    const entry e = static_cast<entry>((id + it) % 3);
+    one_case(h, st, e, sz[0], sz[1], sz[2], 1000 * id + it);
+  }
+  // The handle is as the program left it.
+  cudaStream_t st2;
+  cublasPointerMode_t pm;
+  cublasMath_t mm;
+  cublasGetStream(h, &st2);
+  cublasGetPointerMode(h, &pm);
+  cublasGetMathMode(h, &mm);
+  CHECK(st2 == st && pm == CUBLAS_POINTER_MODE_HOST && mm == CUBLAS_DEFAULT_MATH,
+        "handle state changed");
+  // Invalid arguments: cuBLAS's own status.
+  const double one = 1, zero = 0;
+  CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 512, 512, &one, nullptr, 100, nullptr, 512,
+                    &zero, nullptr, 512) == CUBLAS_STATUS_INVALID_VALUE,
+        "lda < m must give CUBLAS_STATUS_INVALID_VALUE");
+  cublasDestroy(h);
+  cudaStreamDestroy(st);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no GPU: nothing to test\n");
+    return 77;  // ctest SKIP_RETURN_CODE
+  }
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 8;
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 6;
+  std::printf("emulation expected: %s\n", expect_emulation() ? "yes (bitwise vs host reference)" : "no");
+  cublasInit();
+  one_case(nullptr, nullptr, entry::legacy, 256, 300, 320, 7);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t, iterations);
+  for (auto& t : pool) t.join();
+  std::printf("%s: %d failures\n", failures == 0 ? "PASS" : "FAIL", failures.load());
+  return failures == 0 ? 0 : 1;
+}

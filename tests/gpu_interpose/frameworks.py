@@ -1,0 +1,43 @@
+"""PyTorch and CuPy float64 matmul on CUDA, meant to run under LD_PRELOAD=libozdgemm.so.
+
+Prints, for each framework, the size, the max error relative to (|A||B|) against NumPy's
+float64 product computed on the CPU, and whether the run worked. The caller reads the library's
+debug log to see whether the calls were intercepted.
+"""
+import sys
+
+import numpy as np
+
+
+def check(name, matmul, n=2048):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)) * np.exp(0.5 * rng.standard_normal((n, n)))
+    b = rng.standard_normal((n, n))
+    ref = a @ b
+    got = matmul(a, b)
+    err = np.max(np.abs(got - ref) / (np.abs(a) @ np.abs(b)))
+    ok = bool(err < 1e-13)
+    print(f"{name}: n={n} max |C-R|/(|A||B|) = {err:.3e} {'ok' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def torch_matmul(a, b):
+    import torch
+    ta = torch.from_numpy(a).cuda()
+    tb = torch.from_numpy(b).cuda()
+    return (ta @ tb).cpu().numpy()
+
+
+def cupy_matmul(a, b):
+    import cupy
+    return cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))
+
+
+results = []
+for name, fn in (("torch", torch_matmul), ("cupy", cupy_matmul)):
+    try:
+        results.append(check(name, fn))
+    except Exception as e:  # report, do not hide
+        print(f"{name}: error {type(e).__name__}: {e}", flush=True)
+        results.append(False)
+sys.exit(0 if all(results) else 1)
