@@ -11,7 +11,7 @@ status=0
 
 echo "== cublas_client, OZDGEMM_MODE=emulate, 8 threads"
 LD_PRELOAD=$lib OZDGEMM_MODE=emulate OZDGEMM_LOG_LEVEL=debug OZDGEMM_LOG_FILE=$OUT/client_lib.log \
-  "$build_dir/tests/cublas_client" 8 6 > "$OUT/client.log" 2>&1 || status=1
+  "$build_dir/tests/cublas_client" 8 4 > "$OUT/client.log" 2>&1 || status=1
 tail -3 "$OUT/client.log"
 bash tests/gpu_interpose/check_log.sh "$OUT/client_lib.log" || status=1
 

@@ -15,7 +15,10 @@ build_dir=${OZDGEMM_BUILD_DIR:-build}
 jobs=${OZDGEMM_JOBS:-2}
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 
-packages=(cmake ninja-build g++ libspdlog-dev libfmt-dev libgtest-dev libgmp-dev python3-matplotlib)
+# gfortran, libblas-dev (BLAS + CBLAS, cblas.h) and liblapack-dev: the host BLAS interposition
+# tests in tests/interpose (C and Fortran BLAS clients, LAPACK dgesv).
+packages=(cmake ninja-build g++ libspdlog-dev libfmt-dev libgtest-dev libgmp-dev python3-matplotlib
+          gfortran libblas-dev liblapack-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

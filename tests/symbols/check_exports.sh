@@ -4,6 +4,8 @@
 #   - no fmt/spdlog symbol is exported (they are header-only and must stay private);
 #   - libspdlog/libfmt are not NEEDED (the GPU machine has neither).
 # Usage: check_exports.sh path/to/libozdgemm.so path/to/allowed_exports.txt
+# An allow-list line `@include PATH` (relative to the allow-list's folder) adds every name of
+# that file (same syntax), e.g. the list of forwarded BLAS routines.
 set -euo pipefail
 
 lib=${1:?usage: check_exports.sh LIB ALLOWLIST}
@@ -12,11 +14,20 @@ allow=${2:?usage: check_exports.sh LIB ALLOWLIST}
 [[ -f $allow ]] || { echo "FAIL: no such allow-list: $allow" >&2; exit 1; }
 
 patterns=()
-while IFS= read -r line || [[ -n $line ]]; do
-  line=${line%%#*}
-  line=${line//[[:space:]]/}
-  [[ -n $line ]] && patterns+=("$line")
-done <"$allow"
+read_list() {
+  local file=$1 line
+  [[ -f $file ]] || { echo "FAIL: no such allow-list: $file" >&2; exit 1; }
+  while IFS= read -r line || [[ -n $line ]]; do
+    line=${line%%#*}
+    if [[ $line =~ ^[[:space:]]*@include[[:space:]]+([^[:space:]]+) ]]; then
+      read_list "$(dirname "$file")/${BASH_REMATCH[1]}"
+      continue
+    fi
+    line=${line//[[:space:]]/}
+    [[ -n $line ]] && patterns+=("$line")
+  done <"$file"
+}
+read_list "$allow"
 
 # Field 3 of `nm -D --defined-only` is the name, possibly with @VERSION / @@VERSION appended.
 mapfile -t symbols < <(nm -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u)
