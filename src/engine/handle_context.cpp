@@ -1,6 +1,7 @@
 #include "engine/handle_context.hpp"
 
 #include <map>
+#include <vector>
 #include <utility>
 
 #include "common/error.hpp"
@@ -80,13 +81,19 @@ std::shared_ptr<handle_context> context_for(cublasHandle_t caller) {
 }
 
 void release_contexts(cublasHandle_t caller) {
-  std::lock_guard<std::mutex> lock(registry_mutex);
-  auto& r = registry();
-  for (auto it = r.begin(); it != r.end();) {
-    if (it->first.first == caller) {
-      it = r.erase(it);
-    } else {
-      ++it;
+  // Destroyed after the registry lock is released: a context's destructor destroys its private
+  // cuBLAS handle, which (when the library intercepts cublasDestroy) comes back here.
+  std::vector<std::shared_ptr<handle_context>> released;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto& r = registry();
+    for (auto it = r.begin(); it != r.end();) {
+      if (it->first.first == caller) {
+        released.push_back(std::move(it->second));
+        it = r.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
 }

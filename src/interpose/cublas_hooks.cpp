@@ -243,6 +243,7 @@ OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
   using fn = cublasStatus_t (*)(cublasHandle_t);
   static const fn next = real<fn>("cublasDestroy_v2");
   if (!inside_interception() && handle != nullptr) {
+    interception_scope scope;  // the private handles destroyed below skip this hook
     try {
       release_contexts(handle);
     } catch (...) {
