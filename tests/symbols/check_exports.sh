@@ -24,8 +24,9 @@ read_list() {
       continue
     fi
     line=${line//[[:space:]]/}
-    [[ -n $line ]] && patterns+=("$line")
+    if [[ -n $line ]]; then patterns+=("$line"); fi
   done <"$file"
+  return 0
 }
 read_list "$allow"
 

@@ -1,0 +1,268 @@
+// Host BLAS DGEMM entry points: cblas_dgemm and Fortran dgemm_ with its aliases. A thin layer:
+// check the arguments with reference BLAS's rules, translate a valid call into one
+// column-major host_gemm, offer it to the GPU (try_host_offload), and otherwise forward the
+// call unchanged to the CPU BLAS (cpu_blas.hpp).
+//
+// Invalid arguments are never reported from here: the call goes to the CPU BLAS exactly as
+// the application made it, so that xerbla / cblas_xerbla is called by the real library with
+// the parameter number it uses, through the xerbla the application would have reached
+// without us (its own, if it defines one), with the same consequences (reference CBLAS's
+// cblas_xerbla exits), and nothing is written.
+//
+// Integers are 32-bit (LP64 BLAS, the convention of libblas.so.3); ILP64 builds are not
+// intercepted correctly.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/logging.hpp"
+#include "interpose/cpu_blas.hpp"
+#include "interpose/host_offload.hpp"
+#include "interpose/real_symbol.hpp"
+#include "ozdgemm/export.h"
+
+namespace ozdgemm::detail {
+namespace {
+
+// CBLAS enum values (cblas.h); a C enum argument is passed as int. cblas.h is not included:
+// its own cblas_dgemm prototype (enum parameters) would clash with the definition below.
+constexpr int kCblasRowMajor = 101;
+constexpr int kCblasColMajor = 102;
+constexpr int kCblasNoTrans = 111;
+constexpr int kCblasTrans = 112;
+constexpr int kCblasConjTrans = 113;
+
+bool fortran_op(const char* trans, op_kind* op) {
+  switch (*trans) {  // LSAME: case-insensitive; only the first character counts
+    case 'N':
+    case 'n':
+      *op = op_kind::n;
+      return true;
+    case 'T':
+    case 't':
+    case 'C':
+    case 'c':  // conjugate transpose: the same for real matrices
+      *op = op_kind::t;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool cblas_op(int trans, op_kind* op) {
+  switch (trans) {
+    case kCblasNoTrans:
+      *op = op_kind::n;
+      return true;
+    case kCblasTrans:
+    case kCblasConjTrans:
+      *op = op_kind::t;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// DGEMM's checks (reference dgemm.f, INFO 3, 4, 5, 8, 10, 13) on a column-major call.
+bool valid_sizes(const host_gemm& g) {
+  const int64_t rows_a = g.opa == op_kind::n ? g.m : g.k;
+  const int64_t rows_b = g.opb == op_kind::n ? g.k : g.n;
+  return g.m >= 0 && g.n >= 0 && g.k >= 0 && g.lda >= std::max<int64_t>(1, rows_a) &&
+         g.ldb >= std::max<int64_t>(1, rows_b) && g.ldc >= std::max<int64_t>(1, g.m);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fortran DGEMM.
+
+struct fortran_args {
+  const char* transa;
+  const char* transb;
+  const int *m, *n, *k;
+  const double* alpha;
+  const double* a;
+  const int* lda;
+  const double* b;
+  const int* ldb;
+  const double* beta;
+  double* c;
+  const int* ldc;
+  // Hidden CHARACTER lengths (gfortran convention). C callers often omit them; they are only
+  // passed on, never read.
+  std::size_t transa_len, transb_len;
+};
+
+bool to_host_gemm(const fortran_args& f, host_gemm* g) {
+  if (f.transa == nullptr || f.transb == nullptr || f.m == nullptr || f.n == nullptr ||
+      f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
+      f.beta == nullptr || f.ldc == nullptr)
+    return false;  // not a valid Fortran call: let the CPU BLAS do what it does with it
+  if (!fortran_op(f.transa, &g->opa) || !fortran_op(f.transb, &g->opb)) return false;
+  g->m = *f.m;
+  g->n = *f.n;
+  g->k = *f.k;
+  g->alpha = *f.alpha;
+  g->a = f.a;
+  g->lda = *f.lda;
+  g->b = f.b;
+  g->ldb = *f.ldb;
+  g->beta = *f.beta;
+  g->c = f.c;
+  g->ldc = *f.ldc;
+  return valid_sizes(*g);
+}
+
+void forward(const char* entry, const fortran_args& f) noexcept {
+  if (dgemm_fn real = cpu_dgemm()) {
+    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
+         f.transa_len, f.transb_len);
+    return;
+  }
+  try {
+    logger().error("{}: no CPU BLAS to run this call (see above); C left unchanged", entry);
+  } catch (...) {
+  }
+}
+
+void fortran_dgemm(const char* entry, const fortran_args& f) noexcept {
+  // Calls made while this thread is already inside an intercepted call (reference CBLAS's
+  // cblas_dgemm calls dgemm_, which resolves back to us) go straight to the CPU BLAS: one
+  // application call, one decision.
+  const bool outermost = !inside_interception();
+  interception_scope scope;
+  if (outermost) {
+    bool offloaded = false;
+    try {
+      host_gemm g{};
+      offloaded = to_host_gemm(f, &g) && try_host_offload(g, entry);
+    } catch (...) {
+      try {
+        logger().error("{}: internal error; using the CPU BLAS", entry);
+      } catch (...) {
+      }
+    }
+    if (offloaded) return;
+  }
+  forward(entry, f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CBLAS.
+
+struct cblas_args {
+  int layout, transa, transb, m, n, k;
+  double alpha;
+  const double* a;
+  int lda;
+  const double* b;
+  int ldb;
+  double beta;
+  double* c;
+  int ldc;
+};
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the row-major buffers read
+// column-major are the transposes, so B's buffer becomes the first operand with B's op, and
+// m and n swap. This is what reference CBLAS does before calling dgemm_.
+bool to_host_gemm(const cblas_args& x, host_gemm* g) {
+  op_kind opa, opb;
+  if (!cblas_op(x.transa, &opa) || !cblas_op(x.transb, &opb)) return false;
+  if (x.layout == kCblasColMajor)
+    *g = host_gemm{opa, opb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc};
+  else if (x.layout == kCblasRowMajor)
+    *g = host_gemm{opb, opa, x.n, x.m, x.k, x.alpha, x.b, x.ldb, x.a, x.lda, x.beta, x.c, x.ldc};
+  else
+    return false;
+  return valid_sizes(*g);
+}
+
+void forward(const char* entry, const cblas_args& x) noexcept {
+  if (cblas_dgemm_fn real = cpu_cblas_dgemm()) {
+    real(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
+         x.ldc);
+    return;
+  }
+  // A CPU BLAS without CBLAS: a valid call runs as the equivalent column-major dgemm_.
+  host_gemm g{};
+  dgemm_fn real = cpu_dgemm();
+  if (real != nullptr && to_host_gemm(x, &g)) {
+    const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
+    const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+    const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
+    const int ldc = static_cast<int>(g.ldc);
+    real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, g.b, &ldb, &g.beta, g.c, &ldc, 1, 1);
+    return;
+  }
+  try {
+    if (real != nullptr)
+      logger().error(
+          "{}: invalid arguments, and the CPU BLAS has no cblas_dgemm to report "
+          "them; C left unchanged",
+          entry);
+    else
+      logger().error("{}: no CPU BLAS to run this call (see above); C left unchanged", entry);
+  } catch (...) {
+  }
+}
+
+void cblas_dgemm_entry(const char* entry, const cblas_args& x) noexcept {
+  const bool outermost = !inside_interception();
+  interception_scope scope;
+  if (outermost) {
+    bool offloaded = false;
+    try {
+      host_gemm g{};
+      offloaded = to_host_gemm(x, &g) && try_host_offload(g, entry);
+    } catch (...) {
+      try {
+        logger().error("{}: internal error; using the CPU BLAS", entry);
+      } catch (...) {
+      }
+    }
+    if (offloaded) return;
+  }
+  forward(entry, x);
+}
+
+}  // namespace
+}  // namespace ozdgemm::detail
+
+// ---------------------------------------------------------------------------------------------
+// Exported entry points (cmake/ozdgemm.map). They shadow the CPU BLAS's definitions when the
+// library is preloaded or linked in place of -lblas.
+
+extern "C" {
+
+OZDGEMM_API void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                             const double* a, int lda, const double* b, int ldb, double beta,
+                             double* c, int ldc) noexcept {
+  ozdgemm::detail::cblas_dgemm_entry(
+      "cblas_dgemm", {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+// The Fortran spellings: dgemm_ (gfortran, flang, ifort/ifx, nvfortran), dgemm (xlf without
+// -qextname) and DGEMM (upper case, as MKL also exports it).
+OZDGEMM_API void dgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                        const int* k, const double* alpha, const double* a, const int* lda,
+                        const double* b, const int* ldb, const double* beta, double* c,
+                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::fortran_dgemm("dgemm_", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                            ldc, transa_len, transb_len});
+}
+
+OZDGEMM_API void dgemm(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double* a, const int* lda,
+                       const double* b, const int* ldb, const double* beta, double* c,
+                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::fortran_dgemm("dgemm", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                           ldc, transa_len, transb_len});
+}
+
+OZDGEMM_API void DGEMM(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double* a, const int* lda,
+                       const double* b, const int* ldb, const double* beta, double* c,
+                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::fortran_dgemm("DGEMM", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                           ldc, transa_len, transb_len});
+}
+
+}  // extern "C"

@@ -1,0 +1,130 @@
+#include "interpose/cpu_blas.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "common/logging.hpp"
+#include "interpose/config.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr const char* kSystemBlas = "libblas.so.3";
+
+// A definition inside libozdgemm.so would call straight back into the hook or forwarder that
+// asked for it. RTLD_NEXT never returns one, but a dlopen'd library can be this very file:
+// libblas.so.3 installed as an alternative pointing here, or OZDGEMM_CPU_BLAS naming it.
+bool inside_this_library(const void* p) {
+  Dl_info mine{}, theirs{};
+  if (dladdr(reinterpret_cast<const void*>(&inside_this_library), &mine) == 0) return false;
+  if (dladdr(p, &theirs) == 0) return false;
+  return mine.dli_fbase == theirs.dli_fbase;
+}
+
+// Opened once and never closed: its routines may be called until the process exits.
+void* open_library(const char* name, bool configured) {
+  void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* why = dlerror();
+    if (configured)
+      logger().error(
+          "OZDGEMM_CPU_BLAS='{}' cannot be loaded ({}): BLAS calls that are not "
+          "emulated will fail",
+          name, why != nullptr ? why : "?");
+    else
+      logger().warn("no BLAS after libozdgemm.so in the process and {} cannot be loaded ({})", name,
+                    why != nullptr ? why : "?");
+  }
+  return h;
+}
+
+void* configured_library() {
+  static void* const h = open_library(settings().cpu_blas.c_str(), true);
+  return h;
+}
+
+void* system_library() {
+  static void* const h = open_library(kSystemBlas, false);
+  return h;
+}
+
+// Logs, once per library file, which CPU BLAS serves the calls the library does not emulate.
+void announce(const void* p, const char* name, const char* how) {
+  static std::mutex mutex;
+  static std::set<std::string>* seen = new std::set<std::string>();  // leaked: used until exit
+  Dl_info info{};
+  const std::string file =
+      (dladdr(p, &info) != 0 && info.dli_fname != nullptr) ? info.dli_fname : "?";
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!seen->insert(file).second) return;
+  }
+  logger().info("CPU BLAS: {} serves BLAS calls that are not emulated ({} found as {})", file, name,
+                how);
+}
+
+}  // namespace
+
+void* cpu_blas_symbol(const char* name, bool required) noexcept {
+  try {
+    const std::string& configured = settings().cpu_blas;
+    void* p = nullptr;
+    const char* how = nullptr;
+    if (!configured.empty()) {
+      if (void* h = configured_library()) {
+        p = dlsym(h, name);
+        how = "OZDGEMM_CPU_BLAS";
+      }
+    } else {
+      p = dlsym(RTLD_NEXT, name);
+      how = "the next definition in the process";
+      if (p == nullptr || inside_this_library(p)) {
+        p = nullptr;
+        if (void* h = system_library()) {
+          p = dlsym(h, name);
+          how = "the system libblas.so.3";
+        }
+      }
+    }
+    if (p != nullptr && inside_this_library(p)) {
+      logger().error(
+          "{}: {} is libozdgemm.so itself (installed as the libblas alternative?); "
+          "set OZDGEMM_CPU_BLAS to the real CPU BLAS",
+          name, configured.empty() ? kSystemBlas : configured.c_str());
+      return nullptr;
+    }
+    if (p == nullptr) {
+      if (!required)
+        logger().info("{}: not defined by the CPU BLAS", name);
+      else if (!configured.empty())
+        logger().error("{}: not found in OZDGEMM_CPU_BLAS='{}'{}", name, configured,
+                       configured_library() != nullptr ? "" : " (it cannot be loaded, see above)");
+      else
+        logger().error(
+            "{}: no CPU BLAS defines it (none after libozdgemm.so in the process, "
+            "none in {}); set OZDGEMM_CPU_BLAS",
+            name, kSystemBlas);
+      return nullptr;
+    }
+    announce(p, name, how);
+    return p;
+  } catch (...) {
+    return nullptr;  // logging failed; the caller reports the missing routine its own way
+  }
+}
+
+dgemm_fn cpu_dgemm() noexcept {
+  static const dgemm_fn f = reinterpret_cast<dgemm_fn>(cpu_blas_symbol("dgemm_"));
+  return f;
+}
+
+cblas_dgemm_fn cpu_cblas_dgemm() noexcept {
+  static const cblas_dgemm_fn f =
+      reinterpret_cast<cblas_dgemm_fn>(cpu_blas_symbol("cblas_dgemm", false));
+  return f;
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,39 @@
+// Test double for try_host_offload (src/interpose/host_offload.cpp), linked into
+// libozdgemm_fake_offload.so with the real BLAS hooks in place of the GPU path. It "emulates"
+// every non-trivial call with a plain column-major loop over the host_gemm it receives, so the
+// hooks' translation (row-major swap, transposes, leading dimensions) is checked by the client
+// programs' own references on a machine without a GPU, where the real host path always
+// declines. Trivial calls are declined as the real one declines them.
+#include <chrono>
+
+#include "interpose/call_log.hpp"
+#include "interpose/host_offload.hpp"
+
+namespace ozdgemm::detail {
+
+bool try_host_offload(const host_gemm& g, const char* entry) noexcept {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0) {
+    log_call({entry, g.m, g.n, g.k, outcome::native, "trivial call", 0, 0, 0, 0});
+    return false;
+  }
+  for (int64_t j = 0; j < g.n; ++j)
+    for (int64_t i = 0; i < g.m; ++i) {
+      long double s = 0;
+      for (int64_t l = 0; l < g.k; ++l) {
+        const double a = g.opa == op_kind::n ? g.a[l * g.lda + i] : g.a[i * g.lda + l];
+        const double b = g.opb == op_kind::n ? g.b[j * g.ldb + l] : g.b[l * g.ldb + j];
+        s += static_cast<long double>(a) * b;
+      }
+      double& c = g.c[j * g.ldc + i];
+      const long double old = g.beta == 0.0 ? 0.0L : static_cast<long double>(g.beta) * c;
+      c = static_cast<double>(g.alpha * s + old);
+    }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log_call({entry, g.m, g.n, g.k, outcome::emulated, "fake host offload (test double)", 0, 0, 0,
+            seconds});
+  return true;
+}
+
+}  // namespace ozdgemm::detail
