@@ -123,28 +123,6 @@ void forward(const char* entry, const fortran_args& f) noexcept {
   }
 }
 
-void fortran_dgemm(const char* entry, const fortran_args& f) noexcept {
-  // Calls made while this thread is already inside an intercepted call (reference CBLAS's
-  // cblas_dgemm calls dgemm_, which resolves back to us) go straight to the CPU BLAS: one
-  // application call, one decision.
-  const bool outermost = !inside_interception();
-  interception_scope scope;
-  if (outermost) {
-    bool offloaded = false;
-    try {
-      host_gemm g{};
-      offloaded = to_host_gemm(f, &g) && try_host_offload(g, entry);
-    } catch (...) {
-      try {
-        logger().error("{}: internal error; using the CPU BLAS", entry);
-      } catch (...) {
-      }
-    }
-    if (offloaded) return;
-  }
-  forward(entry, f);
-}
-
 // ---------------------------------------------------------------------------------------------
 // CBLAS.
 
@@ -204,7 +182,11 @@ void forward(const char* entry, const cblas_args& x) noexcept {
   }
 }
 
-void cblas_dgemm_entry(const char* entry, const cblas_args& x) noexcept {
+// One application call, one decision: offered to the GPU host path, else forwarded. Calls
+// made while this thread is already inside an intercepted call (reference CBLAS's
+// cblas_dgemm calls dgemm_, which resolves back to us) go straight to the CPU BLAS.
+template <class Args>
+void serve_host(const char* entry, const Args& x) noexcept {
   const bool outermost = !inside_interception();
   interception_scope scope;
   if (outermost) {
@@ -235,7 +217,7 @@ extern "C" {
 OZDGEMM_API void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
                              const double* a, int lda, const double* b, int ldb, double beta,
                              double* c, int ldc) noexcept {
-  ozdgemm::detail::cblas_dgemm_entry(
+  ozdgemm::detail::serve_host<ozdgemm::detail::cblas_args>(
       "cblas_dgemm", {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
@@ -245,24 +227,27 @@ OZDGEMM_API void dgemm_(const char* transa, const char* transb, const int* m, co
                         const int* k, const double* alpha, const double* a, const int* lda,
                         const double* b, const int* ldb, const double* beta, double* c,
                         const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::fortran_dgemm("dgemm_", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                                            ldc, transa_len, transb_len});
+  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
+      "dgemm_",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
 }
 
 OZDGEMM_API void dgemm(const char* transa, const char* transb, const int* m, const int* n,
                        const int* k, const double* alpha, const double* a, const int* lda,
                        const double* b, const int* ldb, const double* beta, double* c,
                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::fortran_dgemm("dgemm", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                                           ldc, transa_len, transb_len});
+  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
+      "dgemm",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
 }
 
 OZDGEMM_API void DGEMM(const char* transa, const char* transb, const int* m, const int* n,
                        const int* k, const double* alpha, const double* a, const int* lda,
                        const double* b, const int* ldb, const double* beta, double* c,
                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::fortran_dgemm("DGEMM", {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                                           ldc, transa_len, transb_len});
+  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
+      "DGEMM",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
 }
 
 }  // extern "C"
