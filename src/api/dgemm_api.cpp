@@ -25,14 +25,6 @@ bool parse_op(cublasOperation_t op, op_kind* out) {
   }
 }
 
-bool parse_op_char(char c, op_kind* out) {
-  switch (c) {
-    case 'N': case 'n': *out = op_kind::n; return true;
-    case 'T': case 't': case 'C': case 'c': *out = op_kind::t; return true;
-    default: return false;
-  }
-}
-
 bool valid_options(const ozdgemm_options_t& o) {
   return o.num_moduli >= kMinModuli && o.num_moduli <= kMaxModuli &&
          (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);

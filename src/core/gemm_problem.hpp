@@ -24,6 +24,16 @@ struct operand {
   }
 };
 
+// A BLAS TRANS character as LSAME reads it: case-insensitive, first character only; C (conjugate
+// transpose) is T for real data. False for anything else.
+inline bool parse_op_char(char c, op_kind* out) {
+  switch (c) {
+    case 'N': case 'n': *out = op_kind::n; return true;
+    case 'T': case 't': case 'C': case 'c': *out = op_kind::t; return true;
+    default: return false;
+  }
+}
+
 inline operand operand_a(op_kind op, const double* a, int64_t lda) {
   return operand{a, lda, op == op_kind::t};
 }

@@ -32,23 +32,6 @@ constexpr int kCblasNoTrans = 111;
 constexpr int kCblasTrans = 112;
 constexpr int kCblasConjTrans = 113;
 
-bool fortran_op(const char* trans, op_kind* op) {
-  switch (*trans) {  // LSAME: case-insensitive; only the first character counts
-    case 'N':
-    case 'n':
-      *op = op_kind::n;
-      return true;
-    case 'T':
-    case 't':
-    case 'C':
-    case 'c':  // conjugate transpose: the same for real matrices
-      *op = op_kind::t;
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool cblas_op(int trans, op_kind* op) {
   switch (trans) {
     case kCblasNoTrans:
@@ -96,7 +79,7 @@ bool to_host_gemm(const fortran_args& f, host_gemm* g) {
       f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
       f.beta == nullptr || f.ldc == nullptr)
     return false;  // not a valid Fortran call: let the CPU BLAS do what it does with it
-  if (!fortran_op(f.transa, &g->opa) || !fortran_op(f.transb, &g->opb)) return false;
+  if (!parse_op_char(*f.transa, &g->opa) || !parse_op_char(*f.transb, &g->opb)) return false;
   g->m = *f.m;
   g->n = *f.n;
   g->k = *f.k;
