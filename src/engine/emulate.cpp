@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "common/error.hpp"
 #include "core/moduli.hpp"
@@ -25,6 +26,11 @@ class carver {
     return p;
   }
   size_t used() const { return offset_; }
+  // The offset the next take() will get.
+  size_t align() {
+    offset_ = (offset_ + 255) / 256 * 256;
+    return offset_;
+  }
 
  private:
   char* base_;
@@ -33,23 +39,27 @@ class carver {
 
 struct layout {
   int64_t m_pad, n_pad, k_pad, nblk;
-  // Zeroed at the start of each call (one memset covers them: they come first).
+  // A's arrays come first and their offsets depend on m, k, s and the mode only, so a call
+  // with the same A and another n finds A's scaling and residues where it left them
+  // (device_gemm::reuse_a). Each side's scan outputs are zeroed by one memset per call.
   int* emax_a;
-  int* emax_b;
   uint32_t* flags_a;
-  uint32_t* flags_b;
   unsigned long long* sum_q2_a;  // fast
-  unsigned long long* sum_q2_b;
-  unsigned long long* row_max;   // accurate
-  size_t zeroed_bytes;
-  // Written before they are read.
+  size_t a_zeroed_end;
   int* exp_a;
+  int8_t* res_a;  // [s][m_pad][k_pad]
+  size_t b_zeroed_begin;
+  int* emax_b;
+  uint32_t* flags_b;
+  unsigned long long* sum_q2_b;  // fast
+  unsigned long long* row_max;   // accurate
+  size_t b_zeroed_end;
+  // Written before they are read.
   int* exp_b;
   int* head_b;
   int8_t* bound_a;  // accurate: u planes and U blocks
   int8_t* bound_b;
   int32_t* bound_u;
-  int8_t* res_a;  // [s][m_pad][k_pad]
   int8_t* res_b;  // [s][n_pad][k_pad]
   int32_t* prod;  // [s][n_pad][m_pad]
   size_t total_bytes;
@@ -64,20 +74,22 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   const bool accurate = mode == scaling_mode::accurate;
   carver c(base);
   L.emax_a = c.take<int>(m);
-  L.emax_b = c.take<int>(n);
   L.flags_a = c.take<uint32_t>(m);
-  L.flags_b = c.take<uint32_t>(n);
   L.sum_q2_a = c.take<unsigned long long>(accurate ? 0 : m);
+  L.a_zeroed_end = c.used();
+  L.exp_a = c.take<int>(m);
+  L.res_a = c.take<int8_t>(s * L.m_pad * L.k_pad);
+  L.b_zeroed_begin = c.align();
+  L.emax_b = c.take<int>(n);
+  L.flags_b = c.take<uint32_t>(n);
   L.sum_q2_b = c.take<unsigned long long>(accurate ? 0 : n);
   L.row_max = c.take<unsigned long long>(accurate ? m : 0);
-  L.zeroed_bytes = c.used();
-  L.exp_a = c.take<int>(m);
+  L.b_zeroed_end = c.used();
   L.exp_b = c.take<int>(n);
   L.head_b = c.take<int>(accurate ? n : 0);
   L.bound_a = c.take<int8_t>(accurate ? L.m_pad * L.k_pad : 0);
   L.bound_b = c.take<int8_t>(accurate ? L.n_pad * L.k_pad : 0);
   L.bound_u = c.take<int32_t>(accurate ? L.nblk * L.m_pad * L.n_pad : 0);
-  L.res_a = c.take<int8_t>(s * L.m_pad * L.k_pad);
   L.res_b = c.take<int8_t>(s * L.n_pad * L.k_pad);
   L.prod = c.take<int32_t>(s * L.m_pad * L.n_pad);
   L.total_bytes = c.used();
@@ -136,18 +148,28 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   const double* alpha_dev = call.alpha.dev;
   stage_events* ev = call.events;
 
+  const bool fast = call.mode == scaling_mode::fast;
+  if (call.reuse_a && !fast)
+    throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
+  const bool prepare_a = !call.reuse_a;
+  char* ws = static_cast<char*>(workspace);
+
   if (ev != nullptr) record(ev->start, st);
-  OZDGEMM_CUDA_TRY(cudaMemsetAsync(workspace, 0, L.zeroed_bytes, st));
+  if (prepare_a) OZDGEMM_CUDA_TRY(cudaMemsetAsync(ws, 0, L.a_zeroed_end, st));
+  OZDGEMM_CUDA_TRY(
+      cudaMemsetAsync(ws + L.b_zeroed_begin, 0, L.b_zeroed_end - L.b_zeroed_begin, st));
 
   // 1. Scaling.
-  launch_vector_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, st);
+  if (prepare_a) launch_vector_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, st);
   OZDGEMM_CHECK_LAUNCH();
   launch_vector_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, st);
   OZDGEMM_CHECK_LAUNCH();
-  if (call.mode == scaling_mode::fast) {
-    launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
+  if (fast) {
+    if (prepare_a) {
+      launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
+      launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, tb, L.exp_a, st);
+    }
     launch_norm_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.sum_q2_b, st);
-    launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, tb, L.exp_a, st);
     launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, tb, L.exp_b, st);
     OZDGEMM_CHECK_LAUNCH();
   } else {
@@ -166,7 +188,8 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   }
 
   // 2. Residues.
-  launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, tb, L.res_a, st);
+  if (prepare_a)
+    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, tb, L.res_a, st);
   launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, tb, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);

@@ -36,6 +36,11 @@ struct device_gemm {
   cublasHandle_t int8_handle;  // private handle bound to `stream`
   stage_events* events;        // may be null
   gemm_batching batching = gemm_batching::automatic;
+  // The workspace already holds A's scaling and residues from the previous call on it with the
+  // same A, m, k, alpha, moduli and fast scaling (only another B, n, C): skip A's passes. Fast
+  // scaling only: there each row's exponent depends on that row alone, so the result is
+  // bit-identical to one call over all columns. The host path's column tiles use it.
+  bool reuse_a = false;
 };
 
 // Workspace the call needs, in bytes.

@@ -165,6 +165,27 @@ void forward(const char* entry, const cblas_args& x) noexcept {
   }
 }
 
+// Columns [done, n) of a column-major call that the GPU path left part way, on the CPU BLAS.
+// The columns before `done` already hold their results and are not touched again.
+void finish_on_cpu(const char* entry, const host_gemm& g, int64_t done) noexcept {
+  dgemm_fn real = cpu_dgemm();
+  if (real == nullptr) {
+    try {
+      logger().error("{}: no CPU BLAS to finish columns {}..{}; they are left unchanged", entry,
+                     done, g.n - 1);
+    } catch (...) {
+    }
+    return;
+  }
+  const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n - done), k = static_cast<int>(g.k);
+  const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
+  const int ldc = static_cast<int>(g.ldc);
+  const double* b = g.opb == op_kind::n ? g.b + done * g.ldb : g.b + done;
+  real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, b, &ldb, &g.beta, g.c + done * g.ldc, &ldc, 1,
+       1);
+}
+
 // One application call, one decision: offered to the GPU host path, else forwarded. Calls
 // made while this thread is already inside an intercepted call (reference CBLAS's
 // cblas_dgemm calls dgemm_, which resolves back to us) go straight to the CPU BLAS.
@@ -173,17 +194,20 @@ void serve_host(const char* entry, const Args& x) noexcept {
   const bool outermost = !inside_interception();
   interception_scope scope;
   if (outermost) {
-    bool offloaded = false;
+    host_gemm g{};
+    int64_t done = 0;
     try {
-      host_gemm g{};
-      offloaded = to_host_gemm(x, &g) && try_host_offload(g, entry);
+      if (to_host_gemm(x, &g)) done = try_host_offload(g, entry);
     } catch (...) {
       try {
         logger().error("{}: internal error; using the CPU BLAS", entry);
       } catch (...) {
       }
     }
-    if (offloaded) return;
+    if (done > 0) {
+      if (done < g.n) finish_on_cpu(entry, g, done);
+      return;
+    }
   }
   forward(entry, x);
 }

@@ -71,6 +71,16 @@ config load() {
     if (parse_long(v, &x) && x >= 0) c.min_dim = x;
     else invalid("OZDGEMM_MIN_DIM", v, "an integer >= 0", "256");
   }
+  if (const char* v = env("OZDGEMM_HOST_THREADS")) {
+    long long x = 0;
+    if (parse_long(v, &x) && x >= 1 && x <= 256) c.host_threads = static_cast<int>(x);
+    else invalid("OZDGEMM_HOST_THREADS", v, "an integer in 1..256", "min(cores, 16)");
+  }
+  if (const char* v = env("OZDGEMM_HOST_TILE")) {
+    long long x = 0;
+    if (parse_long(v, &x) && x >= 0) c.host_tile = x;
+    else invalid("OZDGEMM_HOST_TILE", v, "an integer >= 0", "0 (by size)");
+  }
   return c;
 }
 

@@ -13,6 +13,8 @@
 //   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
 //                         (0.05)
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
+//   OZDGEMM_HOST_THREADS  threads that pack host operands for the GPU (min(cores, 16))
+//   OZDGEMM_HOST_TILE     columns of C per pipelined tile on the host path (0: chosen by size)
 #pragma once
 
 #include <string>
@@ -31,6 +33,8 @@ struct config {
   int device = 0;
   double auto_margin = 0.05;
   long long min_dim = 256;
+  int host_threads = 0;        // 0: chosen from the hardware
+  long long host_tile = 0;     // 0: chosen by size
 };
 
 const config& settings();

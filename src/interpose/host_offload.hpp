@@ -22,10 +22,12 @@ struct host_gemm {
   int64_t ldc;
 };
 
-// Emulates on the GPU (OZDGEMM_DEVICE) when the decision says so and returns true once C
-// holds the result. Returns false, having written nothing, when the call must go to the CPU
-// BLAS instead (native mode, no usable GPU, too small, or an internal failure); the reason
-// is logged and counted. `entry` names the intercepted symbol for the log. Never throws.
-bool try_host_offload(const host_gemm& g, const char* entry) noexcept;
+// Emulates on the GPU (OZDGEMM_DEVICE) when the decision says so. Returns how many leading
+// columns of C hold the result: g.n once the GPU served the call; 0, having written nothing,
+// when the call must go to the CPU BLAS instead (native mode, no usable GPU, too small, or an
+// internal failure before any output); in between when an internal failure stopped it part
+// way, in which case the caller computes the remaining columns on the CPU BLAS. The reason is
+// logged and counted. `entry` names the intercepted symbol for the log. Never throws.
+int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept;
 
 }  // namespace ozdgemm::detail

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Host-path benchmark on the GPU machine (issue bar: cblas_dgemm at n = 8192 and 16384 >= 5x
+# NVBLAS at native accuracy). Runs build/bench/host_blas_bench, one binary, three ways in one
+# go, on the same inputs (same seeds):
+#   openblas  OpenBLAS alone (Debian's libopenblas0-pthread), smaller sizes only: it is slow
+#   nvblas    CUDA's libnvblas preloaded, OpenBLAS as its CPU BLAS (dgemm_: NVBLAS intercepts
+#             the Fortran symbol only)
+#   ozdgemm   libozdgemm preloaded, OpenBLAS as OZDGEMM_CPU_BLAS, fast scaling, s = 14..16,
+#             through cblas_dgemm and dgemm_
+# Needs OpenBLAS's libraries, which that machine lacks: HOSTBENCH_DIR (default .hostbench)
+# holds openblas.tar.xz (libblas.so.3, libopenblas.so.0 and its target, from the Debian .deb)
+# and optionally libnvblas.so.13 if the machine's CUDA has none. Writes $OUT/host_bench.csv,
+# host_bench.log, nvblas.conf and env.txt.
+set -uo pipefail
+OUT=${OUT:-out}
+build_dir=${OZDGEMM_BUILD_DIR:-build}
+sizes=${SIZES:-8192,16384}
+reps=${REPS:-3}
+mkdir -p "$OUT"
+root=$PWD
+bench=$root/$build_dir/bench/host_blas_bench
+hb=${HOSTBENCH_DIR:-$root/.hostbench}
+libs=$(mktemp -d)
+tar xJf "$hb/openblas.tar.xz" -C "$libs"
+openblas=$libs/libblas.so.3
+nvblas=$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -n1)
+[[ -z $nvblas && -f $hb/libnvblas.so.13 ]] && nvblas=$hb/libnvblas.so.13
+export LD_LIBRARY_PATH=$libs:$root/$build_dir/runtime-libs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+csv=$OUT/host_bench.csv
+echo "label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps" > "$csv"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: ${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "nvblas: $nvblas"
+  echo "sizes: $sizes, reps: $reps"
+} > "$OUT/env.txt"
+cat "$OUT/env.txt"
+
+cat > "$OUT/nvblas.conf" <<CONF
+NVBLAS_LOGFILE $OUT/nvblas_lib.log
+NVBLAS_CPU_BLAS_LIB $libs/libopenblas.so.0
+NVBLAS_GPU_LIST ALL
+NVBLAS_TILE_DIM 2048
+NVBLAS_AUTOPIN_MEM_ENABLED
+CONF
+
+run() {  # label, env..., -- args
+  echo "== $*" | tee -a "$OUT/host_bench.log"
+  env "$@" 2>&1 | tee -a "$OUT/host_bench.log"
+}
+run OPENBLAS_NUM_THREADS=$(nproc) "$bench" --label openblas --api fortran --sizes "${OPENBLAS_SIZES:-4096}" --reps 1 --csv "$csv"
+if [[ -n $nvblas ]]; then
+  run NVBLAS_CONFIG_FILE=$OUT/nvblas.conf LD_PRELOAD=$nvblas "$bench" --label nvblas --api fortran --sizes "$sizes" --reps "$reps" --csv "$csv"
+else
+  echo "no libnvblas found: NVBLAS not measured" | tee -a "$OUT/host_bench.log"
+fi
+lib=$root/$build_dir/libozdgemm.so
+for s in 14 15 16; do
+  run LD_PRELOAD=$lib OZDGEMM_CPU_BLAS=$openblas OZDGEMM_MODE=auto OZDGEMM_SCALING=fast OZDGEMM_MODULI=$s \
+      OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE=$OUT/ozdgemm_lib.log \
+      "$bench" --label ozdgemm-s$s-fast --api cblas --sizes "$sizes" --reps "$reps" --csv "$csv"
+done
+run LD_PRELOAD=$lib OZDGEMM_CPU_BLAS=$openblas OZDGEMM_MODE=auto OZDGEMM_SCALING=fast OZDGEMM_MODULI=16 \
+    OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE=$OUT/ozdgemm_lib.log \
+    "$bench" --label ozdgemm-s16-fast --api fortran --sizes "$sizes" --reps "$reps" --csv "$csv"
+run LD_PRELOAD=$lib OZDGEMM_CPU_BLAS=$openblas OZDGEMM_MODE=auto OZDGEMM_SCALING=accurate OZDGEMM_MODULI=14 \
+    OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE=$OUT/ozdgemm_lib.log \
+    "$bench" --label ozdgemm-s14-accurate --api cblas --sizes "$sizes" --reps "$reps" --csv "$csv"
+rm -rf "$libs"
+column -s, -t "$csv"
