@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""CPU test of the benchmark's scripts and command line (ctest bench_scripts, label cpu).
+
+1. plot_results.py on the synthetic bench_fixture.csv (make_fixture.py says how it was built)
+   writes its four PNGs into a temporary folder (valid PNG headers, not empty);
+2. make_results_page.py finds the accuracy-matched configurations and target verdicts that the
+   fixture was constructed to have, lists the failed row, and keeps a hand-written README.md
+   unless --force;
+3. with --bench PATH: ozdgemm_bench --help succeeds, a bad flag fails with status 1, and
+   --dry-run plans the full preset's shapes without a GPU; run_bench.sh --preset full --dry-run
+   stays inside its deadline.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH_DIR = os.path.dirname(HERE)
+FIXTURE = os.path.join(HERE, "bench_fixture.csv")
+ENV = os.path.join(HERE, "env_fixture.txt")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def headline_row(page, phi, shape):
+    for line in page.splitlines():
+        if line.startswith(f"| {phi} | {shape} |"):
+            return line
+    return ""
+
+
+def check_plots(tmp):
+    r = run([sys.executable, os.path.join(BENCH_DIR, "plot_results.py"), "--out-dir", tmp,
+             FIXTURE])
+    check(r.returncode == 0, f"plot_results.py exits 0 ({r.stderr.strip()[-300:]})")
+    for suffix in ("accuracy", "accuracy_scaled", "stages", "speedup"):
+        path = os.path.join(tmp, f"bench_fixture_{suffix}.png")
+        ok = os.path.exists(path) and os.path.getsize(path) > 10000
+        if ok:
+            with open(path, "rb") as f:
+                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+        check(ok, f"{os.path.basename(path)} is a PNG of more than 10 kB")
+
+
+def check_page(tmp):
+    out = os.path.join(tmp, "README.md")
+    cmd = [sys.executable, os.path.join(BENCH_DIR, "make_results_page.py"), FIXTURE, "--env", ENV,
+           "--out", out]
+    r = run(cmd)
+    check(r.returncode == 0, f"make_results_page.py exits 0 ({r.stderr.strip()})")
+    with open(out) as f:
+        page = f.read()
+    check("driver 999.99.99" in page and "commit: 0000000" in page,
+          "page quotes the driver (from env.txt's nvidia-smi query) and the commit")
+    # By construction (make_fixture.py): fast matches at s0 + 1 = 15, accurate at 14 (phi 0.5);
+    # 18 and 17 at phi 4; n = 2048 meets its target (1.92x >= 1.0), n = 16384 misses 1.9x.
+    row = headline_row(page, "0.5", "n=2048")
+    check("1.89 (s=15)" in row and "1.92 (s=14)" in row and row.endswith("| 1.0 | yes |"),
+          f"n=2048 phi 0.5: matched s=15 fast, s=14 accurate, target met: {row!r}")
+    row = headline_row(page, "0.5", "n=16384")
+    check("(s=15)" in row and "1.57 (s=14)" in row and row.endswith("| 1.9 | NO |"),
+          f"n=16384 phi 0.5: target 1.9 missed: {row!r}")
+    row = headline_row(page, "4", "n=16384")
+    check("(s=18)" in row and "(s=17)" in row and row.endswith("| 1.4 | NO |"),
+          f"n=16384 phi 4: the failed s=12 row is skipped, s=18/17 matched: {row!r}")
+    row = headline_row(page, "0.5", "16384x16384x4096")
+    check(row.endswith("| - | - |"), f"rectangular shape has no target: {row!r}")
+    check(re.search(r"\| 0\.5 \| n=16384 \| s=14 accurate \| [^|]+ \| [^|]+ \| fused \(0\) \|",
+                    page) is not None, "stage table reports the reduction as fused (0)")
+    check("phi=4 n=16384 ozdgemm s=12 fast: ozdgemm::dgemm" in page, "failed row is listed")
+    check("(bench_fixture_speedup.png)" in page, "page links the plots present next to it")
+
+    r = run(cmd)
+    check(r.returncode == 0, "a page it generated is regenerated without --force")
+    hand = os.path.join(tmp, "hand", "README.md")
+    os.makedirs(os.path.dirname(hand))
+    with open(hand, "w") as f:
+        f.write("# notes written by hand\n")
+    r = run(cmd[:-1] + [hand])
+    with open(hand) as f:
+        kept = f.read() == "# notes written by hand\n"
+    check(r.returncode == 1 and kept, "a hand-written README.md is kept without --force")
+
+
+def check_program(bench, tmp):
+    r = run([bench, "--help"])
+    check(r.returncode == 0 and "--dry-run" in r.stdout, "ozdgemm_bench --help exits 0")
+    r = run([bench, "--moduli", "30"])
+    check(r.returncode == 1 and "bad moduli count" in r.stderr, "a bad --moduli exits 1")
+    r = run([bench, "--dry-run", "--shapes", "1024,2048x2048x262144", "--moduli", "8-20",
+             "--cublas-emu", "--stages"])
+    check(r.returncode == 0 and "2 shapes x 29 methods" in r.stdout
+          and "estimated total:" in r.stdout, f"--dry-run plans 2 shapes x 29 methods: {r.stdout}")
+    env = dict(os.environ, OZDGEMM_BENCH=bench, OUT=os.path.join(tmp, "out"))
+    r = run(["bash", os.path.join(BENCH_DIR, "run_bench.sh"), "--preset", "full", "--dry-run"],
+            env=env)
+    m = re.search(r"modelled total (\d+) s \(deadline (\d+) s\)", r.stdout)
+    check(r.returncode == 0 and m is not None and int(m.group(1)) < int(m.group(2)),
+          f"run_bench.sh --preset full --dry-run fits its deadline: {r.stdout[-200:]}")
+    check(not os.path.exists(os.path.join(tmp, "out")), "--dry-run writes nothing to $OUT")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", help="the ozdgemm_bench program")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        check_plots(tmp)
+        check_page(tmp)
+        if args.bench:
+            check_program(args.bench, tmp)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
