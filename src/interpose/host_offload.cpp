@@ -160,7 +160,10 @@ class host_context {
     cols_out_ = std::max<int64_t>(1, kChunk / g.m);
     for (auto& s : stage_out_) s.reserve(cols_out_ * g.m);
 
+    clock_ = {};
+    const auto t0 = std::chrono::steady_clock::now();
     upload(a_blk, a_.ptr);
+    const double a_s = elapsed(t0);
     auto tile_at = [&](int64_t t) { return tile{t * width, std::min(width, g.n - t * width)}; };
     upload_tile(g, tile_at(0), 0);
     compute_tile(g, tile_at(0), 0, num_moduli, mode, false);
@@ -174,6 +177,23 @@ class host_context {
       }
       download_tile(g, tile_at(t), static_cast<int>(t % 2), done);
     }
+    // Where the host's time went: packing and unpacking are the host-bound parts, waits are
+    // time the GPU or the copies kept the host idle.
+    logger().debug(
+        "host path {}x{}x{}: {} tile(s) of {} columns, {} threads; A packed in {:.1f} ms; "
+        "pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, total {:.1f} ms",
+        g.m, g.n, g.k, tiles, width, pool_.threads(), a_s * 1e3, clock_.pack_s * 1e3,
+        clock_.unpack_s * 1e3, clock_.wait_s * 1e3, elapsed(t0) * 1e3);
+  }
+
+  static double elapsed(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  template <class F>
+  static void timed(double* acc, F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    *acc += elapsed(t0);
   }
 
   // op(B)'s columns [j0, j0 + width) as stored: a k x width block (N) or width x k (T).
@@ -218,8 +238,8 @@ class host_context {
       const int64_t count = std::min(kChunk, total - first);
       const int buf = next_in_;
       next_in_ ^= 1;
-      OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_in_[buf]));  // its last copy is done
-      pack_range(pool_, src, first, count, stage_in_[buf].ptr);
+      timed(&clock_.wait_s, [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_in_[buf])); });
+      timed(&clock_.pack_s, [&] { pack_range(pool_, src, first, count, stage_in_[buf].ptr); });
       OZDGEMM_CUDA_TRY(cudaMemcpyAsync(dev + first, stage_in_[buf].ptr,
                                        static_cast<size_t>(count) * sizeof(double),
                                        cudaMemcpyHostToDevice, copy_in_));
@@ -242,10 +262,12 @@ class host_context {
     enqueue(0);
     for (int64_t c = 0; c < chunks; ++c) {
       if (c + 1 < chunks) enqueue(c + 1);
-      OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_out_[c % 2]));
+      timed(&clock_.wait_s, [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_out_[c % 2])); });
       const int64_t j = t.j0 + c * cols_out_, cols = std::min(cols_out_, t.width - c * cols_out_);
-      unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j * g.ldc, g.ldc, g.m, cols}, 0,
-                   cols * g.m);
+      timed(&clock_.unpack_s, [&] {
+        unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j * g.ldc, g.ldc, g.m, cols}, 0,
+                     cols * g.m);
+      });
       *done = j + cols;
     }
   }
@@ -260,6 +282,9 @@ class host_context {
   grow_array<false> a_, b_[2], c_[2];
   int next_in_ = 0;
   int64_t cols_out_ = 1;
+  struct {
+    double pack_s, unpack_s, wait_s;
+  } clock_{};
 };
 
 // Why no GPU can serve host calls, or nullptr. Checked once.
