@@ -74,6 +74,10 @@ for ((r = 0; r < np; ++r)); do
       fail=1
     fi
     reasons=$(sed -E 's/.*-> native \(([^;)]+).*/\1/' <<<"$lines" | sort | uniq -c | xargs)
+    if [[ ${OZDGEMM_TEST_EXPECT_EMULATED:-0} == 1 ]]; then
+      echo "FAIL: rank $r: no GPU served it (OZDGEMM_TEST_EXPECT_EMULATED=1): $reasons"
+      fail=1
+    fi
     echo "ok: rank $r: $calls dgemm_ calls intercepted, sent to the CPU BLAS ($reasons)"
     continue
   fi
