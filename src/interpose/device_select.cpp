@@ -62,7 +62,8 @@ int host_device() noexcept {
       int count = 0;
       if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
       const device_choice c = choose_device(
-          configured, [](const char* name) -> const char* {
+          configured,
+          [](const char* name) -> const char* {
             const char* v = std::getenv(name);
             return (v != nullptr && *v != '\0') ? v : nullptr;
           },

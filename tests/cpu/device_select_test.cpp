@@ -2,12 +2,12 @@
 // variables set by hand: what Open MPI, MPICH/Hydra, MVAPICH2 and Slurm export to each rank,
 // against several GPU counts. The rule itself is documented in device_select.hpp and in the
 // README's environment table.
+#include "interpose/device_select.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
-
-#include "interpose/device_select.hpp"
 
 namespace ozdgemm::detail {
 namespace {

@@ -18,8 +18,8 @@ double ddot_(const int* n, const double* x, const int* incx, const double* y, co
 void daxpy_(const int* n, const double* alpha, const double* x, const int* incx, double* y,
             const int* incy);
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-            const double* alpha, const double* a, const int* lda, const double* b,
-            const int* ldb, const double* beta, double* c, const int* ldc, size_t la, size_t lb);
+            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
+            const double* beta, double* c, const int* ldc, size_t la, size_t lb);
 
 static int libcuda_mapped(void) {
   FILE* f = fopen("/proc/self/maps", "r");
@@ -36,11 +36,11 @@ int main(int argc, char** argv) {
   const int call_dgemm = argc > 1 && strcmp(argv[1], "dgemm") == 0;
   enum { kN = 1000 };
   static double x[kN], y[kN];
-  for (int i = 0; i < kN; ++i) x[i] = 0.5 + i % 7, y[i] = 1.0 - i % 5;  /* small integers */
+  for (int i = 0; i < kN; ++i) x[i] = 0.5 + i % 7, y[i] = 1.0 - i % 5; /* halves and integers */
   const int n = kN, one = 1;
   const double alpha = 2.0;
   double dot = 0;
-  for (int i = 0; i < kN; ++i) dot += x[i] * y[i];  /* exact: integers and halves, small */
+  for (int i = 0; i < kN; ++i) dot += x[i] * y[i]; /* exact: integers and halves, small */
   int failed = ddot_(&n, x, &one, y, &one) != dot;
   daxpy_(&n, &alpha, x, &one, y, &one);
   for (int i = 0; i < kN; ++i) failed |= y[i] != 1.0 - i % 5 + 2.0 * (0.5 + i % 7);
@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
 
   const int mapped = libcuda_mapped();
   printf("BLAS results %s; dgemm_ %s; libcuda mapped: %s\n", failed ? "WRONG" : "right",
-         call_dgemm ? "called" : "not called", mapped < 0 ? "unknown" : mapped ? "yes" : "no");
+         call_dgemm ? "called" : "not called",
+         mapped < 0 ? "unknown"
+         : mapped   ? "yes"
+                    : "no");
   return failed || mapped < 0 ? 1 : 0;
 }

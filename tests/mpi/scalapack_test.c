@@ -31,18 +31,17 @@ void Cblacs_get(int context, int what, int* val);
 void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
 void Cblacs_gridinfo(int context, int* nprow, int* npcol, int* myrow, int* mycol);
 void Cblacs_gridexit(int context);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc,
-            const int* nprocs);
+int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
                const int* irsrc, const int* icsrc, const int* ictxt, const int* lld, int* info);
 void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-             const double* alpha, const double* a, const int* ia, const int* ja,
-             const int* desca, const double* b, const int* ib, const int* jb, const int* descb,
-             const double* beta, double* c, const int* ic, const int* jc, const int* descc,
-             size_t transa_len, size_t transb_len);
+             const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
+             const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
+             double* c, const int* ic, const int* jc, const int* descc, size_t transa_len,
+             size_t transb_len);
 void pdgesv_(const int* n, const int* nrhs, double* a, const int* ia, const int* ja,
-             const int* desca, int* ipiv, double* b, const int* ib, const int* jb,
-             const int* descb, int* info);
+             const int* desca, int* ipiv, double* b, const int* ib, const int* jb, const int* descb,
+             int* info);
 
 enum { kGridRows = 2, kGridCols = 2 };
 static const double kUnit = 0x1p-53; /* unit roundoff of double */
@@ -161,8 +160,8 @@ static int check_pdgemm(const char* name, char transa, int m, int n, int k, doub
   dmat_fill(&b, 2);
   dmat_fill(&c, 3);
   const char tb = 'N';
-  pdgemm_(&transa, &tb, &m, &n, &k, &alpha, a.data, &one, &one, a.desc, b.data, &one, &one,
-          b.desc, &beta, c.data, &one, &one, c.desc, 1, 1);
+  pdgemm_(&transa, &tb, &m, &n, &k, &alpha, a.data, &one, &one, a.desc, b.data, &one, &one, b.desc,
+          &beta, c.data, &one, &one, c.desc, 1, 1);
 
   int failed = 0;
   double* prev = load(name, dmat_count(&c), &failed);
@@ -205,13 +204,15 @@ static int check_pdgemm(const char* name, char transa, int m, int n, int k, doub
   identical = sum_all(identical);
   const long all_failed = sum_all(failed);
   if (g_rank == 0) {
-    printf("%s: %s m=%d n=%d k=%d nb=%d alpha=%g beta=%g: max |C-R|/bound = %.3g (bound (k+2)u"
-           "(|alpha||A||B| + |beta||C|))",
-           all_failed ? "FAIL" : "ok", name, m, n, k, nb, alpha, beta, worst);
+    printf(
+        "%s: %s m=%d n=%d k=%d nb=%d alpha=%g beta=%g: max |C-R|/bound = %.3g (bound (k+2)u"
+        "(|alpha||A||B| + |beta||C|))",
+        all_failed ? "FAIL" : "ok", name, m, n, k, nb, alpha, beta, worst);
     if (g_compare_dir != NULL)
-      printf("; against the run without the library: max |diff| = %.3g, max |diff|/(2 bound) ="
-             " %.3g, %ld of %ld entries bit-identical",
-             max_diff, worst_prev, identical, (long)m * n);
+      printf(
+          "; against the run without the library: max |diff| = %.3g, max |diff|/(2 bound) ="
+          " %.3g, %ld of %ld entries bit-identical",
+          max_diff, worst_prev, identical, (long)m * n);
     printf("\n");
   }
   free(prev);
@@ -281,13 +282,15 @@ static int check_pdgesv(int n, int nrhs, int nb) {
   failed += save("pdgesv_x", x, (size_t)n * nrhs);
   const long all_failed = sum_all(failed);
   if (g_rank == 0) {
-    printf("%s: pdgesv n=%d nrhs=%d nb=%d: info=%d, max ||b-Ax||/(||A|| ||x|| n u) = %.3g"
-           " (threshold %g)",
-           all_failed ? "FAIL" : "ok", n, nrhs, nb, info, worst, kSolveThreshold);
+    printf(
+        "%s: pdgesv n=%d nrhs=%d nb=%d: info=%d, max ||b-Ax||/(||A|| ||x|| n u) = %.3g"
+        " (threshold %g)",
+        all_failed ? "FAIL" : "ok", n, nrhs, nb, info, worst, kSolveThreshold);
     if (prev != NULL)
-      printf("; against the run without the library: ||x-x0||/||x0|| = %.3g, %ld of %ld entries"
-             " bit-identical",
-             rel_diff, identical, (long)n * nrhs);
+      printf(
+          "; against the run without the library: ||x-x0||/||x0|| = %.3g, %ld of %ld entries"
+          " bit-identical",
+          rel_diff, identical, (long)n * nrhs);
     printf("\n");
   }
   free(prev);
@@ -302,8 +305,10 @@ static int check_pdgesv(int n, int nrhs, int nb) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) g_save_dir = argv[++i];
-    else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) g_compare_dir = argv[++i];
+    if (strcmp(argv[i], "--save") == 0 && i + 1 < argc)
+      g_save_dir = argv[++i];
+    else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc)
+      g_compare_dir = argv[++i];
     else {
       fprintf(stderr, "usage: %s [--save DIR] [--compare DIR]\n", argv[0]);
       MPI_Abort(MPI_COMM_WORLD, 2);
