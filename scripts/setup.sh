@@ -17,8 +17,10 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 
 # gfortran, libblas-dev (BLAS + CBLAS, cblas.h) and liblapack-dev: the host BLAS interposition
 # tests in tests/interpose (C and Fortran BLAS clients, LAPACK dgesv).
+# openmpi-bin, libopenmpi-dev, libscalapack-openmpi-dev: ScaLAPACK under mpirun (tests/mpi).
 packages=(cmake ninja-build g++ libspdlog-dev libfmt-dev libgtest-dev libgmp-dev python3-matplotlib
-          gfortran libblas-dev liblapack-dev)
+          gfortran libblas-dev liblapack-dev
+          openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -59,7 +59,7 @@ config load() {
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;
     if (parse_long(v, &d) && d >= 0 && d < 1024) c.device = static_cast<int>(d);
-    else invalid("OZDGEMM_DEVICE", v, "a GPU ordinal >= 0", "0");
+    else invalid("OZDGEMM_DEVICE", v, "a GPU ordinal >= 0", "the local-rank rule");
   }
   if (const char* v = env("OZDGEMM_AUTO_MARGIN")) {
     double x = 0;

@@ -9,7 +9,8 @@
 //   OZDGEMM_LOG_FILE      path                                        (stderr; src/common/logging)
 //   OZDGEMM_CPU_BLAS      CPU BLAS library for host calls not emulated (next definition in the
 //                         process, else libblas.so.3)
-//   OZDGEMM_DEVICE        GPU ordinal used for host calls             (0)
+//   OZDGEMM_DEVICE        GPU ordinal used for host calls             (unset: the launcher's
+//                         local rank mod the GPU count, else 0; interpose/device_select)
 //   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
 //                         (0.05)
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
@@ -30,7 +31,7 @@ struct config {
   int num_moduli = 14;
   scaling_mode scaling = scaling_mode::accurate;
   std::string cpu_blas;  // empty: default search
-  int device = 0;
+  int device = -1;  // -1: unset (interpose/device_select picks the GPU)
   double auto_margin = 0.05;
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware

@@ -39,6 +39,7 @@
 #include "interpose/call_log.hpp"
 #include "interpose/config.hpp"
 #include "interpose/decision.hpp"
+#include "interpose/device_select.hpp"
 #include "interpose/host_copy.hpp"
 
 namespace ozdgemm::detail {
@@ -340,7 +341,7 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
     const prediction pred =
         predict_host(g.m, g.n, g.k, cfg.num_moduli, cfg.scaling, reads_c);
     if (cfg.mode != run_mode::native) {
-      if (const char* why = gpu_unavailable(cfg.device)) {
+      if (const char* why = gpu_unavailable(host_device())) {
         log_call({entry, g.m, g.n, g.k, outcome::native, why, 0, pred.native_ms,
                   pred.emulated_ms, seconds()});
         return 0;
@@ -352,7 +353,7 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
                 pred.native_ms, pred.emulated_ms, seconds()});
       return 0;
     }
-    host_context* ctx = context(cfg.device, host_copy_threads(cfg.host_threads));
+    host_context* ctx = context(host_device(), host_copy_threads(cfg.host_threads));
     if (ctx == nullptr) {
       log_call({entry, g.m, g.n, g.k, outcome::fallback, "host path unavailable", 0,
                 pred.native_ms, pred.emulated_ms, seconds()});

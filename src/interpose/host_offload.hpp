@@ -22,7 +22,7 @@ struct host_gemm {
   int64_t ldc;
 };
 
-// Emulates on the GPU (OZDGEMM_DEVICE) when the decision says so. Returns how many leading
+// Emulates on the GPU that device_select.hpp picks when the decision says so. Returns how many leading
 // columns of C hold the result: g.n once the GPU served the call; 0, having written nothing,
 // when the call must go to the CPU BLAS instead (native mode, no usable GPU, too small, or an
 // internal failure before any output); in between when an internal failure stopped it part

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repo root with a build/ made on a CPU machine (scripts/setup.sh)
+# and carried over: the scale-out checks of tests/mpi with the real GPU(s).
+#
+#  1. GPU per rank: a host DGEMM program (tests/mpi/mpi_lazy_start_test dgemm: one 256^3
+#     dgemm_, exact integer result) runs under LD_PRELOAD with OZDGEMM_MODE=emulate and each
+#     launcher's local-rank variable set by hand (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+#     SLURM_LOCALID = 0..3); the log must say "host calls use GPU r mod N of N (local rank r
+#     (VAR) ...)" and the call must be emulated with the right result. OZDGEMM_DEVICE must win
+#     over the launcher, and an out-of-range OZDGEMM_DEVICE must leave the call on the CPU BLAS.
+#  2. Start-up cost per process: the same program without DGEMM, bare and preloaded (mean of 20
+#     runs), and the host time of the first emulated call (CUDA start-up, context, pinned
+#     buffers included) from the debug log; the fake-driver check (tests/mpi/lazy_start.sh).
+#  3. ScaLAPACK on 4 ranks sharing the GPU(s), OZDGEMM_MODE=emulate (tests/mpi/run_scalapack.sh
+#     with OZDGEMM_TEST_EXPECT_EMULATED=1), if an Open MPI mpirun is there: $OZDGEMM_MPIRUN,
+#     else build/openmpi/bin/mpirun, else mpirun on PATH. The GPU machine has none of its own;
+#     without one this part is reported as not run, with the reason.
+#
+# Needs: build/ from the CPU machine (libozdgemm.so, tests/mpi/*, runtime-libs/ with the
+# BLAS/LAPACK/gfortran runtime), the NVIDIA driver; for part 3 also an Open MPI runtime and
+# libscalapack-openmpi.so.2.2 reachable through LD_LIBRARY_PATH (OZDGEMM_MPI_LIBS adds a
+# folder). Output and logs under $OUT (default ./out). Exit status 0 when every part that ran
+# passed.
+set -uo pipefail
+OUT=${OUT:-./out}
+build_dir=${OZDGEMM_BUILD_DIR:-build}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+root=$PWD
+lib=$root/$build_dir/libozdgemm.so
+program=$root/$build_dir/tests/mpi/mpi_lazy_start_test
+export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${OZDGEMM_MPI_LIBS:+:$OZDGEMM_MPI_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+
+for f in "$lib" "$program"; do
+  [[ -e $f ]] || { echo "missing $f: build on the CPU machine first (scripts/setup.sh)"; exit 2; }
+done
+
+# run_rank NAME VAR=VALUE... : one preloaded run of the dgemm program; its log is $OUT/NAME.log.
+run_rank() {
+  local name=$1
+  shift
+  rm -f "$OUT/$name.log"
+  env "$@" LD_PRELOAD="$lib" OZDGEMM_MODE=emulate OZDGEMM_LOG_LEVEL=debug \
+    OZDGEMM_LOG_FILE="$OUT/$name.log" timeout 120 "$program" dgemm > "$OUT/$name.out" 2>&1
+}
+
+echo "== 1. GPU per rank, launcher variables set by hand"
+gpus=""
+for var in OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID SLURM_LOCALID; do
+  for r in 0 1 2 3; do
+    name=select_${var}_$r
+    if ! run_rank "$name" "$var=$r"; then
+      echo "FAIL: $var=$r: the program failed: $(cat "$OUT/$name.out")"
+      status=1
+      continue
+    fi
+    line=$(grep -oE 'host calls use GPU [0-9]+ of [0-9]+ \(.*\)' "$OUT/$name.log" | head -n 1)
+    call=$(grep -E '\] dgemm_ m=256 n=256 k=256 -> ' "$OUT/$name.log" | head -n 1)
+    if [[ $line =~ GPU\ ([0-9]+)\ of\ ([0-9]+)\ \(local\ rank\ $r\ \($var\) ]]; then
+      gpus=${BASH_REMATCH[2]}
+      want=$((r % gpus))
+      if ((BASH_REMATCH[1] != want)); then
+        echo "FAIL: $var=$r took GPU ${BASH_REMATCH[1]}, not $want: $line"
+        status=1
+      elif [[ $call != *"-> emulated"* ]] || ! grep -q "BLAS results right" "$OUT/$name.out"; then
+        echo "FAIL: $var=$r: not emulated, or a wrong result: ${call#*] } / $(cat "$OUT/$name.out")"
+        status=1
+      else
+        echo "ok: $var=$r -> $line; ${call#*] }"
+      fi
+    else
+      echo "FAIL: $var=$r: no GPU choice for local rank $r in the log:"
+      head -n 5 "$OUT/$name.log"
+      status=1
+    fi
+  done
+done
+if [[ -n $gpus ]]; then
+  run_rank select_device_wins OZDGEMM_DEVICE=$((gpus - 1)) OMPI_COMM_WORLD_LOCAL_RANK=0
+  if grep -q "host calls use GPU $((gpus - 1)) of $gpus (OZDGEMM_DEVICE=$((gpus - 1)))" \
+       "$OUT/select_device_wins.log" &&
+     grep -q -- '-> emulated' "$OUT/select_device_wins.log"; then
+    echo "ok: OZDGEMM_DEVICE=$((gpus - 1)) wins over OMPI_COMM_WORLD_LOCAL_RANK=0"
+  else
+    echo "FAIL: OZDGEMM_DEVICE did not win:"; head -n 5 "$OUT/select_device_wins.log"; status=1
+  fi
+  run_rank select_device_out_of_range OZDGEMM_DEVICE=$gpus
+  if grep -q "OZDGEMM_DEVICE=$gpus but only $gpus GPU" "$OUT/select_device_out_of_range.log" &&
+     grep -q -- '-> native' "$OUT/select_device_out_of_range.log" &&
+     grep -q "BLAS results right" "$OUT/select_device_out_of_range.out"; then
+    echo "ok: OZDGEMM_DEVICE=$gpus (out of range): warned, the call stayed on the CPU BLAS"
+  else
+    echo "FAIL: OZDGEMM_DEVICE out of range:"; head -n 5 "$OUT/select_device_out_of_range.log"
+    status=1
+  fi
+fi
+
+echo "== 2. Start-up cost per process"
+mean_ms() {  # mean wall time in ms of 20 runs of the command
+  local t0 t1
+  t0=$(date +%s%N)
+  for _ in $(seq 20); do "$@" > /dev/null 2>&1; done
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 20000000))
+}
+echo "no DGEMM, bare:      $(mean_ms "$program") ms"
+echo "no DGEMM, preloaded: $(mean_ms env LD_PRELOAD="$lib" "$program") ms"
+echo "one host dgemm_ in native mode, preloaded: $(mean_ms env LD_PRELOAD="$lib" OZDGEMM_MODE=native "$program" dgemm) ms"
+echo "one host dgemm_ emulated on the GPU, preloaded: $(mean_ms env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate "$program" dgemm) ms"
+run_rank startup_first_call OMPI_COMM_WORLD_LOCAL_RANK=0
+echo "first emulated call (host time, CUDA start-up included): $(grep -oE '\] dgemm_ .*' "$OUT/startup_first_call.log" | head -n 1)"
+grep -q "libcuda mapped: yes" <(LD_PRELOAD="$lib" "$program") &&
+  echo "note: libcuda.so is mapped without any DGEMM (cuBLASLt's load-time constructor opens it)"
+bash tests/mpi/lazy_start.sh "$lib" "$program" "$root/$build_dir/tests/mpi/fake-driver" \
+  "$OUT/lazy_start" || status=1
+
+echo "== 3. ScaLAPACK, 4 ranks on this machine's GPU(s), OZDGEMM_MODE=emulate"
+mpirun=${OZDGEMM_MPIRUN:-}
+[[ -z $mpirun && -x $build_dir/openmpi/bin/mpirun ]] && mpirun=$root/$build_dir/openmpi/bin/mpirun
+[[ -z $mpirun ]] && mpirun=$(command -v mpirun || true)
+if [[ -z $mpirun ]]; then
+  echo "NOT RUN: no mpirun on this machine (it has no MPI and no package manager); set" \
+       "OZDGEMM_MPIRUN to a carried Open MPI's mpirun (and OPAL_PREFIX to its prefix)"
+else
+  missing=$(ldd "$build_dir/tests/mpi/mpi_scalapack_test" | grep "not found")
+  if [[ -n $missing ]]; then
+    echo "NOT RUN: libraries of mpi_scalapack_test missing (OZDGEMM_MPI_LIBS names a folder):"
+    echo "$missing"
+    status=1
+  else
+    OZDGEMM_MPIRUN=$mpirun OZDGEMM_MODE=emulate OZDGEMM_TEST_EXPECT_EMULATED=1 \
+      bash tests/mpi/run_scalapack.sh "$lib" "$root/$build_dir/tests/mpi/mpi_scalapack_test" \
+      "$OUT/scalapack" 2>&1 | tee "$OUT/scalapack.txt"
+    ((PIPESTATUS[0] == 0)) || status=1
+  fi
+fi
+
+echo "== gpu_mpi_check: $( ((status == 0)) && echo passed || echo FAILED)"
+exit $status
