@@ -94,13 +94,14 @@ cudaEvent_t new_event() {
 }
 
 // Columns of C per tile. Tiles only in fast scaling (see the file comment). Wide calls get
-// about eight tiles, no narrower than 1024 columns, so each tile's INT8 GEMMs still fill the
-// GPU while the pipeline has enough stages to hide the copies.
+// up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
+// efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
+// (bench/results/2026-11-29_h200_25a1312_host_tiles): n = 8192 took 42.7 / 47.7 / 60.9 ms with
+// tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms.
 int64_t tile_columns(int64_t n, scaling_mode mode, long long configured) {
   if (mode != scaling_mode::fast) return n;
   if (configured > 0) return std::min<int64_t>(n, configured);
-  if (n <= 2048) return n;
-  return std::min<int64_t>(n, std::max<int64_t>(1024, round_up((n + 7) / 8, 256)));
+  return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + 7) / 8, 256)));
 }
 
 // One per process: host calls are serialised through it (they block the caller anyway).
