@@ -3,7 +3,20 @@
 //
 // Ordering: a call runs on the caller's current stream. If the previous call on this context
 // used another stream, the new stream first waits for the event recorded at the end of that
-// call, so the shared workspace is never used by two streams at once. No host sync.
+// call, so the shared workspace is never used by two streams at once. No host sync. A call
+// that began and then failed (an exception between begin() and end()) is closed by the next
+// begin(), which then orders after everything the failed call enqueued.
+//
+// Workspace limits (checked only when the workspace must grow):
+//   - the process-wide cap set_workspace_cap() (the interposer sets it from
+//     OZDGEMM_MAX_WORKSPACE; 0 = none);
+//   - never more than 90% of the device memory cudaMemGetInfo reports free at that moment, so
+//     that processes sharing a GPU (MPI ranks) do not starve each other: the emulation gives
+//     way, the caller's native routine needs far less;
+//   - never while the stream is being captured into a CUDA graph (allocating there would make
+//     the workspace graph-owned).
+// A refused or failed growth throws cuda_error(cudaErrorMemoryAllocation) with the reason:
+// the C API returns OZDGEMM_STATUS_ALLOC_FAILED and the interposer runs the native routine.
 #pragma once
 
 #include <cublas_v2.h>
@@ -33,6 +46,8 @@ class handle_context {
   void* workspace(size_t bytes);
   // Marks the end of this call's work on the stream.
   void end();
+  // Bytes currently reserved.
+  size_t workspace_bytes() const { return ws_bytes_; }
 
  private:
   std::mutex mutex_;
@@ -42,12 +57,22 @@ class handle_context {
   cudaStream_t stream_ = nullptr;
   cudaStream_t last_stream_ = nullptr;
   bool used_ = false;
+  bool open_ = false;  // begin() without end(): the call failed part-way
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
 };
 
 // The context of (caller handle, current device), created on first use.
 std::shared_ptr<handle_context> context_for(cublasHandle_t caller);
+
+// Process-wide workspace cap in bytes (0: no cap). Thread-safe.
+void set_workspace_cap(size_t bytes) noexcept;
+size_t workspace_cap() noexcept;
+
+// Whether `caller` already has a context on the current device whose workspace holds `bytes`.
+// A call on a stream under graph capture can be emulated only then; creating a context or
+// growing its workspace is not capturable. Never creates anything.
+bool context_ready(cublasHandle_t caller, size_t bytes);
 
 // Drops every context of `caller`; memory is freed once pending work on it completes.
 void release_contexts(cublasHandle_t caller);

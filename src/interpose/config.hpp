@@ -13,8 +13,12 @@
 //   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
 //                         (0.05)
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
+//   OZDGEMM_MAX_WORKSPACE largest emulation workspace per handle and device, bytes with an
+//                         optional K, M or G suffix (powers of 1024); a call needing more runs
+//                         natively. 0 = no cap                         (0)
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/scaling_rules.hpp"
@@ -31,6 +35,7 @@ struct config {
   int device = 0;
   double auto_margin = 0.05;
   long long min_dim = 256;
+  size_t max_workspace = 0;  // bytes; 0 = no cap (engine/handle_context.hpp)
 };
 
 const config& settings();

@@ -10,10 +10,12 @@
 #include <mutex>
 
 #include "api/status.hpp"
+#include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/call_log.hpp"
 #include "interpose/config.hpp"
 #include "interpose/decision.hpp"
+#include "interpose/process_state.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 #include "ozdgemm/ozdgemm.h"
@@ -55,6 +57,24 @@ const char* unsupported(const device_request& r) {
   return nullptr;
 }
 
+// Why the workspace this call needs cannot be had, or nullptr: over OZDGEMM_MAX_WORKSPACE, or
+// the stream is being captured into a graph and the handle's workspace is not yet large
+// enough (growing it is not capturable; the native routine is).
+const char* workspace_unavailable(const device_request& r, const config& cfg) {
+  const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling);
+  if (cfg.max_workspace != 0 && bytes > cfg.max_workspace) return "workspace cap";
+  cudaStream_t stream = nullptr;
+  if (cublasGetStream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "stream capture state unknown";
+  }
+  if (capture != cudaStreamCaptureStatusNone && !context_ready(r.handle, bytes))
+    return "graph capture before the workspace is ready";
+  return nullptr;
+}
+
 // Runs the emulation or `native()` (a callable forwarding the original call).
 template <class Native>
 cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
@@ -65,6 +85,12 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   try {
+    if (!cuda_usable_in_this_process()) {  // touch none of the library's CUDA state
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, cuda_unusable_reason(), 0, 0, 0,
+                seconds()});
+      return st;
+    }
     const config& cfg = settings();
     prediction pred{0.0, 0.0};
     if (const char* why = unsupported(r)) {
@@ -77,6 +103,12 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     if (!d.emulate) {
       const cublasStatus_t st = native();
       log_call({r.entry, r.m, r.n, r.k, outcome::native, d.reason, 0, pred.native_ms,
+                pred.emulated_ms, seconds()});
+      return st;
+    }
+    if (const char* why = workspace_unavailable(r, cfg)) {
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, pred.native_ms,
                 pred.emulated_ms, seconds()});
       return st;
     }
