@@ -42,7 +42,7 @@ handle_context::~handle_context() {
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(device_));
   // Free stream-ordered after the last call (a failed one included), so pending kernels never
   // see freed memory.
-  if (ws_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ ? stream_ : last_stream_));
+  if (ws_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));
@@ -51,20 +51,28 @@ handle_context::~handle_context() {
 void handle_context::begin(cudaStream_t stream) {
   if (open_) {
     // The previous call threw after enqueueing work on stream_: what it enqueued may still be
-    // using the workspace. Close it here so this call orders after all of it. Should that
-    // stream be gone (the caller destroyed it), wait for the device instead: an error path
-    // after an error path.
+    // using the workspace. Close it here so this call orders after all of it (a captured call
+    // left its work in a graph: nothing to order). Should that stream be gone (the caller
+    // destroyed it), wait for the device instead: an error path after an error path.
     open_ = false;
-    if (cudaEventRecord(done_, stream_) == cudaSuccess) {
-      last_stream_ = stream_;
-      used_ = true;
-    } else {
-      (void)cudaGetLastError();
-      OZDGEMM_CUDA_TRY(cudaDeviceSynchronize());
-      used_ = false;
+    if (!capturing_) {
+      if (cudaEventRecord(done_, stream_) == cudaSuccess) {
+        last_stream_ = stream_;
+        used_ = true;
+      } else {
+        (void)cudaGetLastError();
+        OZDGEMM_CUDA_TRY(cudaDeviceSynchronize());
+        used_ = false;
+      }
     }
   }
-  if (used_ && stream != last_stream_) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  capturing_ = capture != cudaStreamCaptureStatusNone;
+  // A captured call is ordered by whoever launches the graph, not by the event (which cannot
+  // tie a graph to eager work): no wait here, and end() leaves the event alone.
+  if (used_ && stream != last_stream_ && !capturing_)
+    OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
   stream_ = stream;
   open_ = true;
   OZDGEMM_CUBLAS_TRY(cublasSetStream(cublas_, stream));
@@ -79,9 +87,7 @@ void* handle_context::workspace(size_t bytes) {
     refuse("workspace cap: the call needs " + mib(bytes) + ", OZDGEMM_MAX_WORKSPACE allows " +
            mib(cap));
   if (cap != 0 && want > cap) want = cap;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream_, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
+  if (capturing_)
     refuse("the workspace would have to grow to " + mib(bytes) +
            " while the stream is being captured (make one call before capturing)");
   size_t free_bytes = 0, total_bytes = 0;
@@ -106,10 +112,11 @@ void* handle_context::workspace(size_t bytes) {
 }
 
 void handle_context::end() {
+  open_ = false;
+  if (capturing_) return;
   OZDGEMM_CUDA_TRY(cudaEventRecord(done_, stream_));
   last_stream_ = stream_;
   used_ = true;
-  open_ = false;
 }
 
 namespace {

@@ -3,7 +3,10 @@
 //
 // Ordering: a call runs on the caller's current stream. If the previous call on this context
 // used another stream, the new stream first waits for the event recorded at the end of that
-// call, so the shared workspace is never used by two streams at once. No host sync. A call
+// call, so the shared workspace is never used by two streams at once. No host sync. Calls
+// captured into a CUDA graph are not ordered this way (an event cannot tie a graph to eager
+// work): as with cuBLAS's own workspace, a graph holding an emulated call must not run
+// concurrently with other calls on the same handle. A call
 // that began and then failed (an exception between begin() and end()) is closed by the next
 // begin(), which then orders after everything the failed call enqueued.
 //
@@ -57,7 +60,8 @@ class handle_context {
   cudaStream_t stream_ = nullptr;
   cudaStream_t last_stream_ = nullptr;
   bool used_ = false;
-  bool open_ = false;  // begin() without end(): the call failed part-way
+  bool open_ = false;       // begin() without end(): the call failed part-way
+  bool capturing_ = false;  // the current call's stream is being captured into a graph
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
 };

@@ -41,6 +41,7 @@ using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOpe
                                     int, int, const double*, const double*, int, const double*,
                                     int, const double*, double*, int);
 
+int order_dependent = 0;  // elements accepted by the overflow-order rule
 api_fn oz_dgemm;
 ref_fn oz_reference;
 to_cublas_fn oz_to_cublas;
@@ -163,25 +164,37 @@ std::string run_case(cublasHandle_t handle, gcase g) {
         continue;
       }
       const double v = Ca[at], r = Cn[at];
-      if (std::strcmp(fp_class(v), fp_class(r)) != 0)
-        return "(" + std::to_string(i) + "," + std::to_string(j) + "): " + fp_class(v) +
-               ", native " + fp_class(r);
-      if (!std::isfinite(v) || g.alpha == 0.0 || g.k == 0 || !std::isfinite(g.alpha)) continue;
-      long double amax = 0, bmax = 0, abs_sum = 0;
+      // The exact result, without intermediate overflow (long double, alpha applied last).
+      long double amax = 0, bmax = 0, abs_sum = 0, dot = 0;
       for (int l = 0; l < g.k; ++l) {
-        const long double av = std::fabs(x.a(i, l)), bv = std::fabs(x.b(l, j));
-        amax = std::max(amax, av);
-        bmax = std::max(bmax, bv);
-        abs_sum += av * bv;
+        const long double av = x.a(i, l), bv = x.b(l, j);
+        dot += av * bv;
+        amax = std::max(amax, std::fabs(av));
+        bmax = std::max(bmax, std::fabs(bv));
+        abs_sum += std::fabs(av * bv);
       }
+      const long double ab = g.alpha == 0.0 ? 0.0L : static_cast<long double>(g.alpha) * dot;
+      const long double exact =
+          g.beta == 0.0 ? ab : ab + static_cast<long double>(g.beta) * x.C[at];
+      if (std::strcmp(fp_class(v), fp_class(r)) != 0) {
+        // Native's own evaluation order can overflow to +-Inf or NaN where the exact result is
+        // finite or +-Inf; the library's class must then be the exact result's (counted apart).
+        if (std::isfinite(r) ||
+            std::strcmp(fp_class(v), fp_class(static_cast<double>(exact))) != 0)
+          return "(" + std::to_string(i) + "," + std::to_string(j) + "): " + fp_class(v) +
+                 ", native " + fp_class(r);
+        ++order_dependent;
+      }
+      if (!std::isfinite(v) || g.alpha == 0.0 || g.k == 0 || !std::isfinite(g.alpha)) continue;
       const long double tol =
           std::fabs(static_cast<long double>(g.alpha)) *
               (g.k * 0x1p-36L * amax * bmax + 4.0L * (g.k + 2) * DBL_EPSILON * abs_sum) +
           4 * DBL_EPSILON * std::fabs(static_cast<long double>(g.beta) * x.C[at]) +
           (g.k + 4) * 4.0L * DBL_TRUE_MIN;
-      if (std::fabs(static_cast<long double>(v) - r) > tol) {
+      if (!(std::fabs(static_cast<long double>(v) - exact) <= tol)) {
         char buf[200];
-        std::snprintf(buf, sizeof buf, "(%d,%d) = %.17g, native %.17g, bound %Lg", i, j, v, r, tol);
+        std::snprintf(buf, sizeof buf, "(%d,%d) = %.17g, exact %.17Lg, native %.17g, bound %Lg", i,
+                      j, v, exact, r, tol);
         return buf;
       }
     }
@@ -350,6 +363,7 @@ int main() {
   }
   cublasDestroy(handle);
   std::printf("bad input (GPU: C API and intercepted cublasDgemm vs native): %zu cases, %d "
-              "matched\n", cases.size(), matched);
+              "matched (%d elements with the exact class where native's order overflows)\n",
+              cases.size(), matched, order_dependent);
   return matched == static_cast<int>(cases.size()) ? 0 : 1;
 }

@@ -7,8 +7,10 @@
 // Every result is checked:
 //   - OZDGEMM_MODE=emulate: bitwise equal to the library's host reference (computed once per
 //     problem before the run), for device and host calls alike;
-//   - otherwise (auto, with OZDGEMM_MIN_DIM small, so calls go both ways): within the bound of
-//     any sound FP64 GEMM, (k + 2) 2^-52 |A||B|, of a long double reference.
+//   - otherwise (auto, with OZDGEMM_MIN_DIM small, so calls go both ways): within
+//     16 (k + 2) 2^-52 (|alpha| |A||B| + |beta C|) of a long double reference (loose enough for
+//     any sound FP64 GEMM and the s = 14 emulation, tight enough to catch a race or a wrong
+//     operand).
 // The run stops at an internal deadline (argv[3] seconds, default 20) and ctest's TIMEOUT
 // bounds it from outside. Prints threads x calls and the wall time.
 #include <cublas_v2.h>
@@ -96,7 +98,7 @@ problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_
         const long double c = beta == 0.0 ? 0.0L : (long double)beta * p.c0[size_t(j) * m + i];
         p.ref[size_t(j) * m + i] = double((long double)p.alpha * s + c);
         p.bound[size_t(j) * m + i] =
-            double(((k + 2) * 0x1p-52L) * (std::fabs((long double)p.alpha) * sa + std::fabs(c)) +
+            double((16 * (k + 2) * 0x1p-52L) * (std::fabs((long double)p.alpha) * sa + std::fabs(c)) +
                    0x1p-1000L);
       }
   }
