@@ -28,7 +28,7 @@ ctest --test-dir build -R '^gpu_(bad_input|stress|graph|fork|exit|fault|workspac
 
 # 2. The host-path reliability programs with the GPU behind them: every valid call emulated.
 OZDGEMM_MODE=emulate ctest --test-dir build \
-  -R '^interpose_(bad_input_(preloaded|reference)|no_dgemm_no_cuda|fork_after_dgemm|gpu_hidden_host_calls)$' \
+  -R '^interpose_(bad_input_(preloaded|reference)|stress_host_preloaded|no_dgemm_no_cuda|fork_after_dgemm|gpu_hidden_host_calls)$' \
   -V "$@" 2>&1 | tee "$OUT/reliability_host_emulate.txt"
 ((PIPESTATUS[0] == 0)) || status=1
 
@@ -37,7 +37,7 @@ OZDGEMM_MODE=emulate ctest --test-dir build \
   echo "== bad input"
   grep -h "cases, .* matched" build/tests/reliability/*.log "$OUT"/*.txt 2>/dev/null | sort -u
   echo "== stress"
-  grep -h "stress: " "$OUT"/*.txt 2>/dev/null
+  grep -h "stress: " "$OUT"/*.txt 2>/dev/null | sort -u
   echo "== faults"
   grep -h "injected fault:" build/tests/reliability/fault_*.log 2>/dev/null
 } | tee "$OUT/figures.txt"

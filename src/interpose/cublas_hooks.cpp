@@ -274,7 +274,8 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
 OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
   using fn = cublasStatus_t (*)(cublasHandle_t);
   static const fn next = real<fn>("cublasDestroy_v2");
-  if (!inside_interception() && handle != nullptr) {
+  // In a forked child the cached contexts belong to the parent's CUDA state: left alone.
+  if (!inside_interception() && handle != nullptr && cuda_usable_in_this_process()) {
     interception_scope scope;  // the private handles destroyed below skip this hook
     try {
       release_contexts(handle);
@@ -302,6 +303,8 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
     native();
     return;
   }
-  cublasHandle_t h = inside_interception() ? nullptr : legacy_handle();
+  // No library handle in a forked child (CUDA is unusable there): serve_device forwards.
+  cublasHandle_t h =
+      inside_interception() || !cuda_usable_in_this_process() ? nullptr : legacy_handle();
   serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
 }
