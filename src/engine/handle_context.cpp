@@ -142,7 +142,10 @@ std::shared_ptr<handle_context> context_for(cublasHandle_t caller) {
   return slot;
 }
 
-bool context_ready(cublasHandle_t caller, size_t bytes) {
+namespace {
+
+// Bytes the workspace of `caller`'s context on the current device holds (0: no context).
+size_t held_bytes(cublasHandle_t caller) {
   int device = 0;
   OZDGEMM_CUDA_TRY(cudaGetDevice(&device));
   std::shared_ptr<handle_context> ctx;
@@ -150,11 +153,38 @@ bool context_ready(cublasHandle_t caller, size_t bytes) {
     std::lock_guard<std::mutex> lock(registry_mutex);
     auto& r = registry();
     const auto it = r.find({caller, device});
-    if (it == r.end() || !it->second) return false;
+    if (it == r.end() || !it->second) return 0;
     ctx = it->second;
   }
   std::lock_guard<std::mutex> lock(ctx->mutex());
-  return ctx->workspace_bytes() >= bytes;
+  return ctx->workspace_bytes();
+}
+
+}  // namespace
+
+bool context_ready(cublasHandle_t caller, size_t bytes) {
+  return bytes == 0 || held_bytes(caller) >= bytes;
+}
+
+const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes) {
+  const size_t held = held_bytes(caller);
+  if (held >= bytes) return nullptr;  // no growth: nothing to refuse
+  // The same rules, in the same order, as handle_context::workspace().
+  const size_t cap = workspace_cap();
+  if (cap != 0 && bytes > cap) return "workspace cap";
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "stream capture state unknown";
+  }
+  if (capture != cudaStreamCaptureStatusNone) return "graph capture before the workspace is ready";
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;  // the call itself will find out and fall back
+  }
+  if (bytes > (free_bytes + held) / 10 * 9) return "device memory: workspace over 90% of free";
+  return nullptr;
 }
 
 void release_contexts(cublasHandle_t caller) {

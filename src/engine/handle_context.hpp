@@ -78,6 +78,13 @@ size_t workspace_cap() noexcept;
 // growing its workspace is not capturable. Never creates anything.
 bool context_ready(cublasHandle_t caller, size_t bytes);
 
+// Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the
+// limits above, as a static string for logs ("workspace cap", "graph capture before the
+// workspace is ready", "device memory: workspace over 90% of free"), or nullptr. Lets the
+// interposer go native up front, quietly, instead of failing inside the call. Never creates
+// anything.
+const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes);
+
 // Drops every context of `caller`; memory is freed once pending work on it completes.
 void release_contexts(cublasHandle_t caller);
 

@@ -57,22 +57,14 @@ const char* unsupported(const device_request& r) {
   return nullptr;
 }
 
-// Why the workspace this call needs cannot be had, or nullptr: over OZDGEMM_MAX_WORKSPACE, or
-// the stream is being captured into a graph and the handle's workspace is not yet large
-// enough (growing it is not capturable; the native routine is).
+// Why the workspace this call needs cannot be had, or nullptr (engine/handle_context.hpp:
+// OZDGEMM_MAX_WORKSPACE, a graph capture before the workspace is large enough, 90% of the
+// free device memory). Such a call goes native up front, with its reason on the decision line.
 const char* workspace_unavailable(const device_request& r, const config& cfg) {
   const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling);
-  if (cfg.max_workspace != 0 && bytes > cfg.max_workspace) return "workspace cap";
   cudaStream_t stream = nullptr;
   if (cublasGetStream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "stream capture state unknown";
-  }
-  if (capture != cudaStreamCaptureStatusNone && !context_ready(r.handle, bytes))
-    return "graph capture before the workspace is ready";
-  return nullptr;
+  return workspace_refusal(r.handle, stream, bytes);
 }
 
 // Runs the emulation or `native()` (a callable forwarding the original call).

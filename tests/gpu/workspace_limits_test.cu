@@ -13,6 +13,13 @@
 
 namespace {
 
+// Sets the process-wide cap for the scope of a test, whatever way the test ends.
+struct cap_scope {
+  explicit cap_scope(size_t bytes) { ozdgemm::detail::set_workspace_cap(bytes); }
+  ~cap_scope() { ozdgemm::detail::set_workspace_cap(0); }
+  void set(size_t bytes) { ozdgemm::detail::set_workspace_cap(bytes); }
+};
+
 std::vector<double> uniform(size_t count, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -34,19 +41,19 @@ TEST_F(GpuTest, WorkspaceCapRefusesThenRecovers) {
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
   ASSERT_CUBLAS(cublasSetStream(handle_, s1));
 
-  ozdgemm::detail::set_workspace_cap(need - 1);
+  cap_scope cap(need - 1);
   EXPECT_EQ(ozdgemm::dgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.ptr, n, b.ptr, n,
                            &half, c.ptr, n, o),
             OZDGEMM_STATUS_ALLOC_FAILED);
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(c.to_host(), hc) << "a refused call wrote C";
 
-  ozdgemm::detail::set_workspace_cap(need);  // exactly enough
+  cap.set(need);  // exactly enough
   ASSERT_CUBLAS(cublasSetStream(handle_, s2));
   EXPECT_EQ(ozdgemm::dgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.ptr, n, b.ptr, n,
                            &half, c.ptr, n, o),
             OZDGEMM_STATUS_SUCCESS);
-  ozdgemm::detail::set_workspace_cap(0);
+  cap.set(0);
   ASSERT_CUDA(cudaDeviceSynchronize());
   std::vector<double> ref = hc;
   ASSERT_EQ(ozdgemm_dgemm_reference('N', 'N', n, n, n, 1.0, ha.data(), n, hb.data(), n, 0.5,
