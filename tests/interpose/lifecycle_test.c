@@ -74,6 +74,7 @@ static int wait_with_deadline(pid_t pid, int seconds) {
 static int child_work(int depth) {
   int bad = dgemm_round(depth == 1 ? "child" : "grandchild", 300);
   if (depth == 1) {
+    fflush(stdout); /* or the grandchild inherits the buffered lines */
     const pid_t g = fork();
     if (g < 0) return 1;
     if (g == 0) exit(child_work(2));
