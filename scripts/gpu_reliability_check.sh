@@ -20,8 +20,10 @@ export LD_LIBRARY_PATH="$PWD/build:$PWD/build/runtime-libs${LD_LIBRARY_PATH:+:$L
 nvidia-smi -L 2>&1 | tee "$OUT/devices.txt" || true
 status=0
 
-# 1. The GPU-side reliability tests (label gpu; the names are this issue's).
-ctest --test-dir build -R '^gpu_(bad_input|stress|graph|fork|exit|fault|workspace|hidden)' \
+# 1. The GPU-side reliability tests (label gpu; the names are this issue's), and the C API's
+# workspace-limit tests of ozdgemm_gpu_tests.
+ctest --test-dir build \
+  -R '^gpu_(bad_input|stress|graph|fork|exit|fault|workspace|hidden)|^GpuTest\.Workspace' \
   -V --output-junit "$OUT/reliability_gpu.xml" "$@" 2>&1 |
   tee "$OUT/reliability_gpu.txt"
 ((PIPESTATUS[0] == 0)) || status=1

@@ -12,9 +12,12 @@ namespace {
 
 const char* name(fault f) {
   switch (f) {
-    case fault::alloc: return "alloc";
-    case fault::cublas: return "cublas";
-    case fault::kernel: return "kernel";
+    case fault::alloc:
+      return "alloc";
+    case fault::cublas:
+      return "cublas";
+    case fault::kernel:
+      return "kernel";
   }
   return "?";
 }
@@ -49,8 +52,10 @@ injection& state() {
         known = true;
       }
     if (!ok || !known) {
-      logger().warn("OZDGEMM_INJECT_FAULT='{}' is invalid (expected alloc|cublas|kernel[:count]); "
-                    "no fault injected", v);
+      logger().warn(
+          "OZDGEMM_INJECT_FAULT='{}' is invalid (expected alloc|cublas|kernel[:count]); "
+          "no fault injected",
+          v);
       return st;
     }
     st->armed = true;

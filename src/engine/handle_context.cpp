@@ -42,7 +42,8 @@ handle_context::~handle_context() {
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(device_));
   // Free stream-ordered after the last call (a failed one included), so pending kernels never
   // see freed memory.
-  if (ws_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
+  if (ws_ != nullptr)
+    OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));

@@ -35,8 +35,6 @@ bool cuda_usable_in_this_process() noexcept {
   return !forked_after_cuda.load(std::memory_order_relaxed);
 }
 
-const char* cuda_unusable_reason() noexcept {
-  return "forked child: CUDA unusable after fork";
-}
+const char* cuda_unusable_reason() noexcept { return "forked child: CUDA unusable after fork"; }
 
 }  // namespace ozdgemm::detail

@@ -52,8 +52,8 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kAuto = -77777;  // a leading dimension to be set to its minimum valid value
 
 using blas_dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
-                               const double*, const double*, const int*, const double*,
-                               const int*, const double*, double*, const int*, size_t, size_t);
+                               const double*, const double*, const int*, const double*, const int*,
+                               const double*, double*, const int*, size_t, size_t);
 
 // Debian's reference libblas.so.3, loaded privately (RTLD_LOCAL), so its dgemm_ is the real one.
 blas_dgemm_fn reference_blas() {
@@ -134,7 +134,7 @@ const char* unoverflowed_class(operands& o, int i, int j, double c0) {
 
 // How one case went.
 struct verdict {
-  std::string failure;         // empty: passed
+  std::string failure;           // empty: passed
   bool order_dependent = false;  // passed, but only by the rule below
 };
 
@@ -161,8 +161,8 @@ std::string run_case_impl(gemm_case c, bool* order_dependent) {
 
   xerbla_calls = 0;
   xerbla_info = 0;
-  reference_blas()(&c.ta, &c.tb, &c.m, &c.n, &c.k, &c.alpha, o.A.data(), &c.lda, o.B.data(),
-                   &c.ldb, &c.beta, Cblas.data(), &c.ldc, 1, 1);
+  reference_blas()(&c.ta, &c.tb, &c.m, &c.n, &c.k, &c.alpha, o.A.data(), &c.lda, o.B.data(), &c.ldb,
+                   &c.beta, Cblas.data(), &c.ldc, 1, 1);
   const bool blas_rejected = xerbla_calls != 0;
   const ozdgemm_status_t st =
       ozdgemm_dgemm_reference(c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), c.lda, o.B.data(),
@@ -177,8 +177,7 @@ std::string run_case_impl(gemm_case c, bool* order_dependent) {
     return "";
   }
   if (st != OZDGEMM_STATUS_SUCCESS)
-    return std::string("valid for reference BLAS, the C API returned ") +
-           ozdgemm_status_string(st);
+    return std::string("valid for reference BLAS, the C API returned ") + ozdgemm_status_string(st);
   // Padding rows untouched.
   for (int j = 0; j < c.n; ++j)
     for (int i = c.m; i < c.ldc; ++i)
@@ -207,7 +206,8 @@ std::string run_case_impl(gemm_case c, bool* order_dependent) {
   std::vector<double> Ccopy = Coz;
   const detail::gemm_problem p = make_problem(c.ta, c.tb, c.m, c.n, c.k, o.A.data(), c.lda,
                                               o.B.data(), c.ldb, Ccopy.data(), c.ldc);
-  const detail::scaling_result sc = detail::reference_scaling(p, 14, detail::scaling_mode::accurate);
+  const detail::scaling_result sc =
+      detail::reference_scaling(p, 14, detail::scaling_mode::accurate);
   const bound_check_result r =
       check_error_bound(p, sc, c.alpha, c.beta, C0.data(), Coz.data(), R.data(), c.ldc);
   // A class the double-double reference gets differently from reference BLAS (it overflows
@@ -281,15 +281,22 @@ std::vector<gemm_case> value_cases() {
     add(w + " in A", [x](operands& o) { o.a(1, 2) = x; });
     add(w + " in B", [x](operands& o) { o.b(2, 1) = x; });
     add(w + " in C, beta = 0.5", [x](operands& o) { o.cc(2, 2) = x; });
-    add(w + " in C, beta = 1", [x](operands& o) { o.cc(2, 2) = x; }, 1.0, 1.0);
-    add(w + " in C, beta = 0 (not read)", [x](operands& o) { o.cc(2, 2) = x; }, 1.0, 0.0);
-    add(w + " in A, alpha = 0 (not read)", [x](operands& o) { o.a(1, 2) = x; }, 0.0, 0.5);
-    add(w + " in B, alpha = 0 (not read)", [x](operands& o) { o.b(2, 1) = x; }, 0.0, 0.5);
-    add(w + " everywhere in A, B, C, alpha = beta = 0", [x](operands& o) {
-      for (double& e : o.A) e = x;
-      for (double& e : o.B) e = x;
-      for (double& e : o.C) e = x;
-    }, 0.0, 0.0);
+    add(
+        w + " in C, beta = 1", [x](operands& o) { o.cc(2, 2) = x; }, 1.0, 1.0);
+    add(
+        w + " in C, beta = 0 (not read)", [x](operands& o) { o.cc(2, 2) = x; }, 1.0, 0.0);
+    add(
+        w + " in A, alpha = 0 (not read)", [x](operands& o) { o.a(1, 2) = x; }, 0.0, 0.5);
+    add(
+        w + " in B, alpha = 0 (not read)", [x](operands& o) { o.b(2, 1) = x; }, 0.0, 0.5);
+    add(
+        w + " everywhere in A, B, C, alpha = beta = 0",
+        [x](operands& o) {
+          for (double& e : o.A) e = x;
+          for (double& e : o.B) e = x;
+          for (double& e : o.C) e = x;
+        },
+        0.0, 0.0);
     add(w + " in A times 0 in B", [x](operands& o) {
       o.a(0, 3) = x;
       o.b(3, 0) = 0.0;
@@ -368,20 +375,27 @@ std::vector<gemm_case> value_cases() {
       o.b(l, 1) = 0x1p-10 * value(l, 7);
     }
   });
-  add("huge C, beta = 4 -> overflow in beta C", [](operands& o) { o.cc(0, 0) = DBL_MAX / 2; },
-      1.0, 4.0);
-  add("alpha = 2^1000, A > 0, B = 2^100 -> +Inf", [](operands& o) {
-    for (double& e : o.A) e = std::fabs(e);
-    for (double& e : o.B) e = 0x1p100;
-  }, 0x1p1000, 0.0);
+  add(
+      "huge C, beta = 4 -> overflow in beta C", [](operands& o) { o.cc(0, 0) = DBL_MAX / 2; }, 1.0,
+      4.0);
+  add(
+      "alpha = 2^1000, A > 0, B = 2^100 -> +Inf",
+      [](operands& o) {
+        for (double& e : o.A) e = std::fabs(e);
+        for (double& e : o.B) e = 0x1p100;
+      },
+      0x1p1000, 0.0);
   // Zeros.
   add("all-zero A", [](operands& o) { std::fill(o.A.begin(), o.A.end(), 0.0); });
   add("all-zero B, NaN-free C", [](operands& o) { std::fill(o.B.begin(), o.B.end(), 0.0); });
-  add("all-zero A, B and C", [](operands& o) {
-    std::fill(o.A.begin(), o.A.end(), 0.0);
-    std::fill(o.B.begin(), o.B.end(), -0.0);
-    std::fill(o.C.begin(), o.C.end(), 0.0);
-  }, 1.0, 1.0);
+  add(
+      "all-zero A, B and C",
+      [](operands& o) {
+        std::fill(o.A.begin(), o.A.end(), 0.0);
+        std::fill(o.B.begin(), o.B.end(), -0.0);
+        std::fill(o.C.begin(), o.C.end(), 0.0);
+      },
+      1.0, 1.0);
   add("alpha = 0, beta = 0", nullptr, 0.0, 0.0);
   add("alpha = 0, beta = 1", nullptr, 0.0, 1.0);
   add("zero row of A and zero column of B", [](operands& o) {
@@ -449,9 +463,10 @@ TEST(BadInput, HostReferenceMatchesReferenceBlasCaseByCase) {
       ++matched;
     }
   }
-  std::printf("bad input (host reference vs reference BLAS): %zu cases, %d matched exactly, %d "
-              "matched the exact result where reference BLAS's order overflows, %zu failed\n",
-              all.size(), matched, order_dependent, all.size() - matched - order_dependent);
+  std::printf(
+      "bad input (host reference vs reference BLAS): %zu cases, %d matched exactly, %d "
+      "matched the exact result where reference BLAS's order overflows, %zu failed\n",
+      all.size(), matched, order_dependent, all.size() - matched - order_dependent);
   std::printf("  of which %d rejected by reference BLAS (xerbla_) and by the C API\n",
               rejected_cases);
   EXPECT_EQ(rejected_cases, static_cast<int>(invalid_cases().size()));

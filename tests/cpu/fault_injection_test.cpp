@@ -1,14 +1,14 @@
 // The test-only switch OZDGEMM_INJECT_FAULT (common/fault_injection.hpp): only the named
 // fault fires, exactly `count` times, and an invalid value arms nothing. The switch is read
 // once per process, so each case runs in a child process with its own environment.
+#include "common/fault_injection.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
-
-#include "common/fault_injection.hpp"
 
 namespace ozdgemm::test {
 namespace {
@@ -21,8 +21,10 @@ template <class Body>
 int in_child(const char* value, Body body) {
   const pid_t pid = fork();
   if (pid == 0) {
-    if (value != nullptr) setenv("OZDGEMM_INJECT_FAULT", value, 1);
-    else unsetenv("OZDGEMM_INJECT_FAULT");
+    if (value != nullptr)
+      setenv("OZDGEMM_INJECT_FAULT", value, 1);
+    else
+      unsetenv("OZDGEMM_INJECT_FAULT");
     setenv("OZDGEMM_LOG_LEVEL", "off", 1);
     _exit(body());
   }
@@ -51,7 +53,8 @@ TEST(FaultInjection, FiresOnlyTheNamedFaultCountTimes) {
 }
 
 TEST(FaultInjection, InvalidValuesArmNothing) {
-  for (const char* v : {"allocx", "alloc:", "alloc:0", "alloc:-1", "alloc:2x", "memory", ":3", "cublas:99999999999999999999"})
+  for (const char* v : {"allocx", "alloc:", "alloc:0", "alloc:-1", "alloc:2x", "memory", ":3",
+                        "cublas:99999999999999999999"})
     for (fault f : {fault::alloc, fault::cublas, fault::kernel})
       EXPECT_EQ(in_child(v, [f] { return fired(f); }), 0) << v;
 }

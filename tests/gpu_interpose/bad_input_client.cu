@@ -8,8 +8,8 @@
 // (ozdgemm_status_to_cublas), C untouched (bitwise, padding included) by every path.
 // Valid calls (NaN/Inf in A, B, C, alpha, beta; subnormals; overflow; zeros; long k; m = 1,
 // n = 1; huge leading dimensions): intercepted and C API bitwise equal to the host reference
-// (the library's invariant; NaN payloads aside), the class (NaN, +Inf, -Inf, finite) of every element equal to
-// native's, finite elements within a bound of native's, padding of C untouched.
+// (the library's invariant; NaN payloads aside), the class (NaN, +Inf, -Inf, finite) of every
+// element equal to native's, finite elements within a bound of native's, padding of C untouched.
 // Prints "N cases, M matched"; exits 77 (skip) without a GPU or without the library.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -37,9 +37,9 @@ using api_fn = int (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int
 using ref_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
                        const double*, int64_t, double, double*, int64_t, options);
 using to_cublas_fn = cublasStatus_t (*)(int);
-using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const double*, const double*, int, const double*,
-                                    int, const double*, double*, int);
+using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const double*, const double*, int, const double*, int,
+                                    const double*, double*, int);
 
 int order_dependent = 0;  // elements accepted by the overflow-order rule
 api_fn oz_dgemm;
@@ -54,7 +54,8 @@ constexpr int kAuto = -77777;
 options env_options() {
   options o{14, 1};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
+  if (const char* s = std::getenv("OZDGEMM_SCALING"))
+    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
   return o;
 }
 
@@ -188,8 +189,7 @@ std::string run_case(cublasHandle_t handle, gcase g) {
       if (std::strcmp(fp_class(v), fp_class(r)) != 0) {
         // Native's own evaluation order can overflow to +-Inf or NaN where the exact result is
         // finite or +-Inf; the library's class must then be the exact result's (counted apart).
-        if (std::isfinite(r) ||
-            std::strcmp(fp_class(v), fp_class(static_cast<double>(exact))) != 0)
+        if (std::isfinite(r) || std::strcmp(fp_class(v), fp_class(static_cast<double>(exact))) != 0)
           return "(" + std::to_string(i) + "," + std::to_string(j) + "): " + fp_class(v) +
                  ", native " + fp_class(r);
         ++order_dependent;
@@ -256,36 +256,49 @@ std::vector<gcase> all_cases() {
     const double z = specials[s];
     const std::string w = names[s];
     val(w + " in A", [z](mats& x) { x.a(3, 7) = z; });
-    val(w + " in A (T)", [z](mats& x) { x.a(3, 7) = z; }, 1.0, 0.5, T, N);
-    val(w + " in B (T)", [z](mats& x) { x.b(7, 5) = z; }, -2.0, 0.5, N, T);
+    val(
+        w + " in A (T)", [z](mats& x) { x.a(3, 7) = z; }, 1.0, 0.5, T, N);
+    val(
+        w + " in B (T)", [z](mats& x) { x.b(7, 5) = z; }, -2.0, 0.5, N, T);
     val(w + " in C, beta 0.5", [z](mats& x) { x.c(4, 4) = z; });
-    val(w + " in C, beta 0", [z](mats& x) { x.c(4, 4) = z; }, 1.0, 0.0);
-    val(w + " in A, alpha 0", [z](mats& x) { x.a(3, 7) = z; }, 0.0, 0.5);
+    val(
+        w + " in C, beta 0", [z](mats& x) { x.c(4, 4) = z; }, 1.0, 0.0);
+    val(
+        w + " in A, alpha 0", [z](mats& x) { x.a(3, 7) = z; }, 0.0, 0.5);
     val(w + " in A times 0 in B", [z](mats& x) {
       x.a(0, 3) = z;
       x.b(3, 0) = 0.0;
     });
-    val(w + " everywhere, alpha = beta = 0", [z](mats& x) {
-      for (double& e : x.A) e = z;
-      for (double& e : x.B) e = z;
-      for (double& e : x.C) e = z;
-    }, 0.0, 0.0);
+    val(
+        w + " everywhere, alpha = beta = 0",
+        [z](mats& x) {
+          for (double& e : x.A) e = z;
+          for (double& e : x.B) e = z;
+          for (double& e : x.C) e = z;
+        },
+        0.0, 0.0);
     val("beta = " + w, nullptr, 1.0, z);
-    val("alpha = " + w + ", A, B > 0", [](mats& x) {
-      for (double& e : x.A) e = std::fabs(e);
-      for (double& e : x.B) e = std::fabs(e);
-    }, z, 0.0);
+    val(
+        "alpha = " + w + ", A, B > 0",
+        [](mats& x) {
+          for (double& e : x.A) e = std::fabs(e);
+          for (double& e : x.B) e = std::fabs(e);
+        },
+        z, 0.0);
   }
   val("+Inf and -Inf in one dot", [](mats& x) {
     x.a(1, 1) = kInf;
     x.a(1, 2) = -kInf;
   });
-  val("NaN, Inf in A, B and C", [](mats& x) {
-    x.a(0, 0) = kNaN;
-    x.a(5, 9) = kInf;
-    x.b(9, 2) = -kInf;
-    x.c(7, 7) = kInf;
-  }, 1.0, 1.0, T, T);
+  val(
+      "NaN, Inf in A, B and C",
+      [](mats& x) {
+        x.a(0, 0) = kNaN;
+        x.a(5, 9) = kInf;
+        x.b(9, 2) = -kInf;
+        x.c(7, 7) = kInf;
+      },
+      1.0, 1.0, T, T);
   val("subnormal A", [](mats& x) {
     for (double& e : x.A) e *= 0x1p-1060;
   });
@@ -296,12 +309,18 @@ std::vector<gcase> all_cases() {
   val("subnormal C", [](mats& x) {
     for (double& e : x.C) e *= 0x1p-1070;
   });
-  val("row of DBL_MAX/2 -> +Inf", [](mats& x) {
-    for (int l = 0; l < x.g->k; ++l) x.a(0, l) = DBL_MAX / 2, x.b(l, 0) = 1.0;
-  }, 1.0, 0.0);
-  val("row of -DBL_MAX/2 -> -Inf", [](mats& x) {
-    for (int l = 0; l < x.g->k; ++l) x.a(1, l) = -DBL_MAX / 2, x.b(l, 1) = 1.0;
-  }, 1.0, 0.0);
+  val(
+      "row of DBL_MAX/2 -> +Inf",
+      [](mats& x) {
+        for (int l = 0; l < x.g->k; ++l) x.a(0, l) = DBL_MAX / 2, x.b(l, 0) = 1.0;
+      },
+      1.0, 0.0);
+  val(
+      "row of -DBL_MAX/2 -> -Inf",
+      [](mats& x) {
+        for (int l = 0; l < x.g->k; ++l) x.a(1, l) = -DBL_MAX / 2, x.b(l, 1) = 1.0;
+      },
+      1.0, 0.0);
   val("2^1000 x 2^1000", [](mats& x) {
     x.a(2, 3) = 0x1p1000;
     x.b(3, 2) = 0x1p1000;
@@ -310,11 +329,14 @@ std::vector<gcase> all_cases() {
     for (int l = 0; l < x.g->k; ++l) x.a(3, l) *= 0x1p1000, x.b(l, 1) *= 0x1p-10;
   });
   val("all-zero A", [](mats& x) { std::fill(x.A.begin(), x.A.end(), 0.0); });
-  val("all zero", [](mats& x) {
-    std::fill(x.A.begin(), x.A.end(), 0.0);
-    std::fill(x.B.begin(), x.B.end(), -0.0);
-    std::fill(x.C.begin(), x.C.end(), 0.0);
-  }, 1.0, 1.0);
+  val(
+      "all zero",
+      [](mats& x) {
+        std::fill(x.A.begin(), x.A.end(), 0.0);
+        std::fill(x.B.begin(), x.B.end(), -0.0);
+        std::fill(x.C.begin(), x.C.end(), 0.0);
+      },
+      1.0, 1.0);
   val("alpha = 0, beta = 0", nullptr, 0.0, 0.0);
   auto shape = [&](std::string name, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                    int k, int lda = kAuto, int ldb = kAuto, int ldc = kAuto) {
@@ -371,8 +393,9 @@ int main() {
     matched += why.empty();
   }
   cublasDestroy(handle);
-  std::printf("bad input (GPU: C API and intercepted cublasDgemm vs native): %zu cases, %d "
-              "matched (%d elements with the exact class where native's order overflows)\n",
-              cases.size(), matched, order_dependent);
+  std::printf(
+      "bad input (GPU: C API and intercepted cublasDgemm vs native): %zu cases, %d "
+      "matched (%d elements with the exact class where native's order overflows)\n",
+      cases.size(), matched, order_dependent);
   return matched == static_cast<int>(cases.size()) ? 0 : 1;
 }

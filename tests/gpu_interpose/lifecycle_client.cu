@@ -40,14 +40,14 @@
 namespace {
 
 int failures = 0;
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-      ++failures;                                                 \
-    }                                                             \
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                        \
+      std::fprintf(stderr, "\n");                               \
+      ++failures;                                               \
+    }                                                           \
   } while (0)
 
 struct options {
@@ -61,9 +61,9 @@ using api_fn = int (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int
                        const double*, double*, int64_t, options);
 using cblas_fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
                           int, double, double*, int);
-using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const double*, const double*, int, const double*,
-                                    int, const double*, double*, int);
+using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const double*, const double*, int, const double*, int,
+                                    const double*, double*, int);
 
 template <class F>
 F lib_symbol(const char* name) {
@@ -78,7 +78,8 @@ dgemm_fn native_dgemm() {
 options env_options() {
   options o{14, 1};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
+  if (const char* s = std::getenv("OZDGEMM_SCALING"))
+    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
   return o;
 }
 
@@ -133,8 +134,8 @@ struct problem {
   std::vector<double> reference() const {
     std::vector<double> c = c0;
     ref_fn ref = lib_symbol<ref_fn>("ozdgemm_dgemm_reference");
-    if (ref == nullptr || ref('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.5, c.data(), n,
-                              env_options()) != 0)
+    if (ref == nullptr ||
+        ref('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.5, c.data(), n, env_options()) != 0)
       return {};
     return c;
   }
@@ -150,8 +151,8 @@ struct problem {
           sa += std::fabs(p);
         }
         const long double c0v = 0.5L * c0[size_t(j) * n + i];
-        const double e = double(std::fabs(c[size_t(j) * n + i] - (s + c0v)) /
-                                (sa + std::fabs(c0v)));
+        const double e =
+            double(std::fabs(c[size_t(j) * n + i] - (s + c0v)) / (sa + std::fabs(c0v)));
         if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
       }
     return worst;
@@ -336,10 +337,10 @@ int mode_no_gpu() {
   CHECK(cs != CUBLAS_STATUS_SUCCESS || e == cudaSuccess, "cublasCreate succeeded without a GPU");
   const double one = 1.0;
   double dummy[4] = {1, 2, 3, 4};
-  const cublasStatus_t hooked = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dummy, 2,
-                                            dummy, 2, &one, dummy, 2);
-  const cublasStatus_t real = native(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dummy, 2, dummy,
-                                     2, &one, dummy, 2);
+  const cublasStatus_t hooked =
+      cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dummy, 2, dummy, 2, &one, dummy, 2);
+  const cublasStatus_t real =
+      native(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, dummy, 2, dummy, 2, &one, dummy, 2);
   std::printf("cublasDgemm without a GPU: intercepted %d, native %d\n", int(hooked), int(real));
   CHECK(hooked == real, "intercepted status %d, native %d", int(hooked), int(real));
   CHECK(hooked != CUBLAS_STATUS_SUCCESS, "cublasDgemm without a GPU succeeded");
@@ -381,7 +382,8 @@ int mode_fault() {
   p.reset();
   const dgemm_fn native = native_dgemm();
   CHECK(native(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.n, p.n, &one, p.da, p.n, p.db, p.n, &half, p.dc,
-               p.n) == CUBLAS_STATUS_SUCCESS, "native call");
+               p.n) == CUBLAS_STATUS_SUCCESS,
+        "native call");
   const std::vector<double> nat = p.result();
   std::printf("fallback result %s native cublasDgemm's\n",
               bitwise_equal(fell_back, nat) ? "bitwise equal to" : "differs (within bound) from");
@@ -430,7 +432,9 @@ int main(int argc, char** argv) {
   if (std::strncmp(mode, "exit-", 5) == 0) return mode_exit(mode);
   if (std::strcmp(mode, "fault") == 0) return mode_fault();
   if (std::strcmp(mode, "cap") == 0) return mode_cap();
-  std::fprintf(stderr, "usage: %s graph|fork|exit-in-flight|exit-destroyed|exit-thread|no-gpu|"
-                       "fault|cap\n", argv[0]);
+  std::fprintf(stderr,
+               "usage: %s graph|fork|exit-in-flight|exit-destroyed|exit-thread|no-gpu|"
+               "fault|cap\n",
+               argv[0]);
   return 2;
 }

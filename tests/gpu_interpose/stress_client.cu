@@ -52,7 +52,8 @@ void fail(const char* what, int thread, int shape) {
 options env_options() {
   options o{14, 1};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
+  if (const char* s = std::getenv("OZDGEMM_SCALING"))
+    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
   return o;
 }
 
@@ -66,7 +67,8 @@ struct problem {
   double *da = nullptr, *db = nullptr;
 };
 
-problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_t seed, bool bitwise) {
+problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_t seed,
+                     bool bitwise) {
   problem p{ta, tb, m, n, k, ta == 'N' ? m : k, tb == 'N' ? k : n, 1.0, beta, {}, {}, {}, {}, {}};
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -77,8 +79,12 @@ problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_
   for (double& e : p.a) e = u(g) * std::exp2(int(g() % 9) - 4);
   for (double& e : p.b) e = u(g);
   for (double& e : p.c0) e = beta == 0.0 ? NAN : u(g);  // beta = 0 must not read C
-  auto A = [&](int i, int l) { return ta == 'N' ? p.a[size_t(l) * p.lda + i] : p.a[size_t(i) * p.lda + l]; };
-  auto B = [&](int l, int j) { return tb == 'N' ? p.b[size_t(j) * p.ldb + l] : p.b[size_t(l) * p.ldb + j]; };
+  auto A = [&](int i, int l) {
+    return ta == 'N' ? p.a[size_t(l) * p.lda + i] : p.a[size_t(i) * p.lda + l];
+  };
+  auto B = [&](int l, int j) {
+    return tb == 'N' ? p.b[size_t(j) * p.ldb + l] : p.b[size_t(l) * p.ldb + j];
+  };
   if (bitwise) {
     p.ref = p.c0;
     auto ref = reinterpret_cast<ref_fn>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference"));
@@ -97,9 +103,9 @@ problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_
         }
         const long double c = beta == 0.0 ? 0.0L : (long double)beta * p.c0[size_t(j) * m + i];
         p.ref[size_t(j) * m + i] = double((long double)p.alpha * s + c);
-        p.bound[size_t(j) * m + i] =
-            double((16 * (k + 2) * 0x1p-52L) * (std::fabs((long double)p.alpha) * sa + std::fabs(c)) +
-                   0x1p-1000L);
+        p.bound[size_t(j) * m + i] = double(
+            (16 * (k + 2) * 0x1p-52L) * (std::fabs((long double)p.alpha) * sa + std::fabs(c)) +
+            0x1p-1000L);
       }
   }
   cudaMalloc(&p.da, p.a.size() * 8);
@@ -191,9 +197,9 @@ int main(int argc, char** argv) {
 
   // Mixed shapes: tiny ones (native under auto with OZDGEMM_MIN_DIM), odd ones, long k, and a
   // few large enough to be emulated, in every transpose, with beta zero and not.
-  const int shapes[][3] = {{1, 1, 1},     {1, 37, 5},    {33, 1, 70},   {17, 19, 23},
-                           {64, 64, 64},  {100, 80, 300}, {127, 129, 4096}, {256, 256, 256},
-                           {300, 200, 500}, {384, 256, 320}, {512, 2, 1000}, {3, 512, 2048}};
+  const int shapes[][3] = {{1, 1, 1},       {1, 37, 5},      {33, 1, 70},      {17, 19, 23},
+                           {64, 64, 64},    {100, 80, 300},  {127, 129, 4096}, {256, 256, 256},
+                           {300, 200, 500}, {384, 256, 320}, {512, 2, 1000},   {3, 512, 2048}};
   const auto t_setup = std::chrono::steady_clock::now();
   const int nshapes = static_cast<int>(sizeof shapes / sizeof shapes[0]);
   const char* const all_ops[] = {"NN", "TN", "NT", "TT"};
@@ -205,8 +211,8 @@ int main(int argc, char** argv) {
       prep.emplace_back([&, i] {
         const int* s = shapes[i / 4];
         const char* ops = all_ops[i % 4];
-        probs[i] = make_problem(s[0], s[1], s[2], ops[0], ops[1], i % 2 ? 0.0 : -0.75, i + 1,
-                                bitwise);
+        probs[i] =
+            make_problem(s[0], s[1], s[2], ops[0], ops[1], i % 2 ? 0.0 : -0.75, i + 1, bitwise);
       });
     for (auto& t : prep) t.join();
   }
@@ -226,11 +232,12 @@ int main(int argc, char** argv) {
     cudaFree(p.da);
     cudaFree(p.db);
   }
-  std::printf("stress: %d threads x %d handles x 2 streams: %lld device calls + %lld host calls "
-              "(%lld per thread), %lld handles recycled, %.1f s wall, %lld failures\n",
-              threads, handles, device_calls.load(), host_calls.load(),
-              (device_calls.load() + host_calls.load()) / std::max(threads, 1),
-              handles_recycled.load(), wall, failures.load());
+  std::printf(
+      "stress: %d threads x %d handles x 2 streams: %lld device calls + %lld host calls "
+      "(%lld per thread), %lld handles recycled, %.1f s wall, %lld failures\n",
+      threads, handles, device_calls.load(), host_calls.load(),
+      (device_calls.load() + host_calls.load()) / std::max(threads, 1), handles_recycled.load(),
+      wall, failures.load());
   // The deadline is checked between rounds: a round must not overrun it by much.
   if (wall > seconds + 60) {
     std::fprintf(stderr, "FAIL: ran %.1f s past a %.1f s deadline\n", wall, seconds);

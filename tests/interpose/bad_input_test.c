@@ -63,8 +63,24 @@ typedef struct {
   int edit; /* which poke (below) */
 } gcase;
 
-enum { kNone, kNanA, kInfA, kNinfB, kNanC, kInfC, kNanAll, kInfTimesZero, kInfMinusInf,
-       kSubA, kSubAB, kHugeRow, kHugeNeg, kZeroA, kZeroAll, kBigProducts };
+enum {
+  kNone,
+  kNanA,
+  kInfA,
+  kNinfB,
+  kNanC,
+  kInfC,
+  kNanAll,
+  kInfTimesZero,
+  kInfMinusInf,
+  kSubA,
+  kSubAB,
+  kHugeRow,
+  kHugeNeg,
+  kZeroA,
+  kZeroAll,
+  kBigProducts
+};
 
 typedef struct {
   double *A, *B, *C;
@@ -98,18 +114,36 @@ static void poke(const gcase* g, bufs* b) {
 #define PB(l, j) (*at_op(B, g->ldb, rm, tb, (l), (j)))
 #define PC(i, j) (*at_op(C, g->ldc, rm, 0, (i), (j)))
   switch (g->edit) {
-    case kNanA: PA(1, 2) = nan; break;
-    case kInfA: PA(0, 1) = inf; break;
-    case kNinfB: PB(2, 1) = -inf; break;
-    case kNanC: PC(1, 1) = nan; break;
-    case kInfC: PC(0, 2) = inf; break;
+    case kNanA:
+      PA(1, 2) = nan;
+      break;
+    case kInfA:
+      PA(0, 1) = inf;
+      break;
+    case kNinfB:
+      PB(2, 1) = -inf;
+      break;
+    case kNanC:
+      PC(1, 1) = nan;
+      break;
+    case kInfC:
+      PC(0, 2) = inf;
+      break;
     case kNanAll:
       for (size_t e = 0; e < b->na; ++e) A[e] = nan;
       for (size_t e = 0; e < b->nb; ++e) B[e] = nan;
       for (size_t e = 0; e < b->nc; ++e) C[e] = nan;
       break;
-    case kInfTimesZero: PA(0, 3) = inf; PB(3, 0) = 0.0; break;
-    case kInfMinusInf: PA(1, 1) = inf; PA(1, 2) = -inf; PB(1, 1) = 1.0; PB(2, 1) = 2.0; break;
+    case kInfTimesZero:
+      PA(0, 3) = inf;
+      PB(3, 0) = 0.0;
+      break;
+    case kInfMinusInf:
+      PA(1, 1) = inf;
+      PA(1, 2) = -inf;
+      PB(1, 1) = 1.0;
+      PB(2, 1) = 2.0;
+      break;
     case kSubA:
       for (int l = 0; l < k; ++l)
         for (int i = 0; i < m; ++i) PA(i, l) *= 0x1p-1060;
@@ -121,21 +155,33 @@ static void poke(const gcase* g, bufs* b) {
       }
       break;
     case kHugeRow:
-      for (int l = 0; l < k; ++l) { PA(0, l) = DBL_MAX / 2; PB(l, 0) = 1.0; }
+      for (int l = 0; l < k; ++l) {
+        PA(0, l) = DBL_MAX / 2;
+        PB(l, 0) = 1.0;
+      }
       break;
     case kHugeNeg:
-      for (int l = 0; l < k; ++l) { PA(1, l) = -DBL_MAX / 2; PB(l, 1) = 1.0; }
+      for (int l = 0; l < k; ++l) {
+        PA(1, l) = -DBL_MAX / 2;
+        PB(l, 1) = 1.0;
+      }
       break;
-    case kZeroA: for (size_t e = 0; e < b->na; ++e) A[e] = 0.0; break;
+    case kZeroA:
+      for (size_t e = 0; e < b->na; ++e) A[e] = 0.0;
+      break;
     case kZeroAll:
       for (size_t e = 0; e < b->na; ++e) A[e] = 0.0;
       for (size_t e = 0; e < b->nb; ++e) B[e] = 0.0;
       for (size_t e = 0; e < b->nc; ++e) C[e] = 0.0;
       break;
     case kBigProducts:
-      for (int l = 0; l < k; ++l) { PA(2, l) *= 0x1p1000; PB(l, 1) *= 0x1p-10; }
+      for (int l = 0; l < k; ++l) {
+        PA(2, l) *= 0x1p1000;
+        PB(l, 1) *= 0x1p-10;
+      }
       break;
-    default: break;
+    default:
+      break;
   }
   (void)n;
 #undef PA
@@ -157,8 +203,8 @@ static void call(const gcase* g, int reference, bufs* b) {
                   (enum CBLAS_TRANSPOSE)g->ctb, g->m, g->n, g->k, g->alpha, b->A, g->lda, b->B,
                   g->ldb, g->beta, b->C, g->ldc);
   } else {
-    (reference ? ref_dgemm : dgemm_)(&g->ta, &g->tb, &g->m, &g->n, &g->k, &g->alpha, b->A,
-                                     &g->lda, b->B, &g->ldb, &g->beta, b->C, &g->ldc, 1, 1);
+    (reference ? ref_dgemm : dgemm_)(&g->ta, &g->tb, &g->m, &g->n, &g->k, &g->alpha, b->A, &g->lda,
+                                     b->B, &g->ldb, &g->beta, b->C, &g->ldc, 1, 1);
   }
 }
 
@@ -252,8 +298,8 @@ static int run_case(gcase g) {
         }
         if (!isfinite(x) || g.alpha == 0.0 || g.k == 0) {
           if (isfinite(x) && memcmp(&x, &r, sizeof x) != 0 && !(x == 0 && r == 0)) {
-            snprintf(why, sizeof why, "storage (%d,%d): %.17g, reference BLAS %.17g (beta C)", p,
-                     q, x, r);
+            snprintf(why, sizeof why, "storage (%d,%d): %.17g, reference BLAS %.17g (beta C)", p, q,
+                     x, r);
             ok = 0;
           }
           continue;
@@ -352,28 +398,36 @@ int main(void) {
       {"cblas RowMajor NaN in C, beta 0", 1, RM, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0, kNanC},
       {"dgemm_ subnormal A", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0, kSubA},
       {"dgemm_ subnormal A and B", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0, kSubAB},
-      {"dgemm_ row of DBL_MAX/2 -> +Inf", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0, kHugeRow},
-      {"cblas RowMajor row of -DBL_MAX/2", 1, RM, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0, kHugeNeg},
-      {"dgemm_ products near 2^1000", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0.5, kBigProducts},
+      {"dgemm_ row of DBL_MAX/2 -> +Inf", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0,
+       kHugeRow},
+      {"cblas RowMajor row of -DBL_MAX/2", 1, RM, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0,
+       kHugeNeg},
+      {"dgemm_ products near 2^1000", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0.5,
+       kBigProducts},
       {"dgemm_ all-zero A", 0, 0, 'N', 'N', 0, 0, 4, 3, 5, A_, A_, A_, 1, 0.5, kZeroA},
       {"dgemm_ all zero", 0, 0, 'T', 'T', 0, 0, 4, 3, 5, A_, A_, A_, 1, 1, kZeroAll},
       /* Shapes. */
-      {"dgemm_ k = 2^18, m = 2, n = 3", 0, 0, 'N', 'N', 0, 0, 2, 3, 1 << 18, A_, A_, A_, 1, 0.5, kNone},
-      {"cblas RowMajor k = 2^18, m = 3, n = 1", 1, RM, 'N', 'T', 0, 0, 3, 1, 1 << 18, A_, A_, A_, 1, 0,
+      {"dgemm_ k = 2^18, m = 2, n = 3", 0, 0, 'N', 'N', 0, 0, 2, 3, 1 << 18, A_, A_, A_, 1, 0.5,
        kNone},
+      {"cblas RowMajor k = 2^18, m = 3, n = 1", 1, RM, 'N', 'T', 0, 0, 3, 1, 1 << 18, A_, A_, A_, 1,
+       0, kNone},
       {"dgemm_ m = 1", 0, 0, 'N', 'N', 0, 0, 1, 9, 7, A_, A_, A_, 1, 0.5, kNone},
       {"dgemm_ n = 1 (T)", 0, 0, 'T', 'N', 0, 0, 9, 1, 7, A_, A_, A_, 1, 0.5, kNone},
       {"cblas m = n = 1", 1, CM, 'N', 'N', 0, 0, 1, 1, 300, A_, A_, A_, 1, 0.5, kNone},
-      {"dgemm_ lda far larger than rows", 0, 0, 'N', 'N', 0, 0, 3, 4, 5, 1000, A_, A_, 1, 0.5, kNone},
-      {"dgemm_ ldc far larger than rows", 0, 0, 'T', 'T', 0, 0, 3, 4, 5, A_, A_, 3000, 1, 0.5, kNone},
-      {"cblas RowMajor ldb far larger", 1, RM, 'N', 'N', 0, 0, 3, 4, 5, A_, 2000, A_, 1, 0.5, kNone},
+      {"dgemm_ lda far larger than rows", 0, 0, 'N', 'N', 0, 0, 3, 4, 5, 1000, A_, A_, 1, 0.5,
+       kNone},
+      {"dgemm_ ldc far larger than rows", 0, 0, 'T', 'T', 0, 0, 3, 4, 5, A_, A_, 3000, 1, 0.5,
+       kNone},
+      {"cblas RowMajor ldb far larger", 1, RM, 'N', 'N', 0, 0, 3, 4, 5, A_, 2000, A_, 1, 0.5,
+       kNone},
       {"dgemm_ k = 0", 0, 0, 'N', 'N', 0, 0, 3, 4, 0, A_, A_, A_, 1, 0.5, kNone},
   };
   const int count = (int)(sizeof cases / sizeof cases[0]);
   int matched = 0;
   for (int i = 0; i < count; ++i) matched += run_case(cases[i]);
-  printf("bad input (intercepted vs reference BLAS): %d cases, %d matched (%d elements with the "
-         "exact class where reference BLAS's order overflows)\n",
-         count, matched, order_dependent);
+  printf(
+      "bad input (intercepted vs reference BLAS): %d cases, %d matched (%d elements with the "
+      "exact class where reference BLAS's order overflows)\n",
+      count, matched, order_dependent);
   return matched != count;
 }

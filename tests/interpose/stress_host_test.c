@@ -29,7 +29,7 @@ static double now(void) {
 
 static void* worker(void* arg) {
   const int id = (int)(intptr_t)arg;
-  static const int shapes[][3] = {{1, 1, 1},   {3, 1, 70},  {1, 9, 4},    {17, 19, 23},
+  static const int shapes[][3] = {{1, 1, 1},    {3, 1, 70},    {1, 9, 4},     {17, 19, 23},
                                   {64, 64, 64}, {100, 80, 30}, {7, 130, 200}, {150, 3, 5}};
   const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
   long long calls = 0, bad = 0;
