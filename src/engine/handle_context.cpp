@@ -163,10 +163,6 @@ size_t held_bytes(cublasHandle_t caller) {
 
 }  // namespace
 
-bool context_ready(cublasHandle_t caller, size_t bytes) {
-  return bytes == 0 || held_bytes(caller) >= bytes;
-}
-
 const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes) {
   const size_t held = held_bytes(caller);
   if (held >= bytes) return nullptr;  // no growth: nothing to refuse

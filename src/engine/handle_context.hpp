@@ -3,12 +3,12 @@
 //
 // Ordering: a call runs on the caller's current stream. If the previous call on this context
 // used another stream, the new stream first waits for the event recorded at the end of that
-// call, so the shared workspace is never used by two streams at once. No host sync. Calls
-// captured into a CUDA graph are not ordered this way (an event cannot tie a graph to eager
-// work): as with cuBLAS's own workspace, a graph holding an emulated call must not run
-// concurrently with other calls on the same handle. A call
-// that began and then failed (an exception between begin() and end()) is closed by the next
-// begin(), which then orders after everything the failed call enqueued.
+// call, so the shared workspace is never used by two streams at once. No host sync.
+// A call that began and then failed (an exception between begin() and end()) is closed by the
+// next begin(), which then orders after everything the failed call enqueued.
+// Calls captured into a CUDA graph are not ordered this way (an event cannot tie a graph to
+// eager work): as with cuBLAS's own workspace, a graph holding an emulated call must not run
+// concurrently with other calls on the same handle.
 //
 // Workspace limits (checked only when the workspace must grow):
 //   - the process-wide cap set_workspace_cap() (the interposer sets it from
@@ -73,16 +73,13 @@ std::shared_ptr<handle_context> context_for(cublasHandle_t caller);
 void set_workspace_cap(size_t bytes) noexcept;
 size_t workspace_cap() noexcept;
 
-// Whether `caller` already has a context on the current device whose workspace holds `bytes`.
-// A call on a stream under graph capture can be emulated only then; creating a context or
-// growing its workspace is not capturable. Never creates anything.
-bool context_ready(cublasHandle_t caller, size_t bytes);
-
 // Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the
 // limits above, as a static string for logs ("workspace cap", "graph capture before the
-// workspace is ready", "device memory: workspace over 90% of free"), or nullptr. Lets the
-// interposer go native up front, quietly, instead of failing inside the call. Never creates
-// anything.
+// workspace is ready", "device memory: workspace over 90% of free"), or nullptr (also when
+// the workspace already holds `bytes`: no growth, nothing to refuse). Lets the interposer go
+// native up front, quietly, instead of failing inside the call; on a stream under capture
+// this matters, since creating a context or growing a workspace is not capturable. Never
+// creates anything.
 const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes);
 
 // Drops every context of `caller`; memory is freed once pending work on it completes.
