@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "common/fault_injection.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
 #include "residues.cuh"
@@ -102,6 +103,8 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
                int64_t k_pad, const int8_t* a, const int8_t* b, int32_t* c, int batch,
                bool accumulate) {
   static const int32_t one = 1, zero = 0;
+  if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
+    throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   OZDGEMM_CUBLAS_TRY(cublasGemmStridedBatchedEx(
       h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
       static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), m_pad * k_pad,
@@ -164,6 +167,8 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   OZDGEMM_CHECK_LAUNCH();
   launch_vector_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, st);
   OZDGEMM_CHECK_LAUNCH();
+  if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected
+    throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: kernel launch failed");
   if (fast) {
     if (prepare_a) {
       launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);

@@ -1,13 +1,30 @@
 #include "engine/handle_context.hpp"
 
+#include <atomic>
 #include <map>
+#include <string>
 #include <vector>
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/fault_injection.hpp"
 #include "common/logging.hpp"
 
 namespace ozdgemm::detail {
+namespace {
+
+std::atomic<size_t> cap_bytes{0};
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw cuda_error(cudaErrorMemoryAllocation, "workspace refused: " + why);
+}
+
+std::string mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+}  // namespace
+
+void set_workspace_cap(size_t bytes) noexcept { cap_bytes.store(bytes); }
+size_t workspace_cap() noexcept { return cap_bytes.load(); }
 
 handle_context::handle_context(int device) : device_(device) {
   OZDGEMM_CUBLAS_TRY(cublasCreate(&cublas_));
@@ -23,23 +40,67 @@ handle_context::~handle_context() {
   int current = device_;
   OZDGEMM_CUDA_TRY_NOTHROW(cudaGetDevice(&current));
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(device_));
-  // Free stream-ordered after the last call, so pending kernels never see freed memory.
-  if (ws_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, last_stream_));
+  // Free stream-ordered after the last call (a failed one included), so pending kernels never
+  // see freed memory.
+  if (ws_ != nullptr)
+    OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));
 }
 
 void handle_context::begin(cudaStream_t stream) {
-  if (used_ && stream != last_stream_) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
+  if (open_) {
+    // The previous call threw after enqueueing work on stream_: what it enqueued may still be
+    // using the workspace. Close it here so this call orders after all of it (a captured call
+    // left its work in a graph: nothing to order). Should that stream be gone (the caller
+    // destroyed it), wait for the device instead: an error path after an error path.
+    open_ = false;
+    if (!capturing_) {
+      if (cudaEventRecord(done_, stream_) == cudaSuccess) {
+        last_stream_ = stream_;
+        used_ = true;
+      } else {
+        (void)cudaGetLastError();
+        OZDGEMM_CUDA_TRY(cudaDeviceSynchronize());
+        used_ = false;
+      }
+    }
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  capturing_ = capture != cudaStreamCaptureStatusNone;
+  // A captured call is ordered by whoever launches the graph, not by the event (which cannot
+  // tie a graph to eager work): no wait here, and end() leaves the event alone.
+  if (used_ && stream != last_stream_ && !capturing_)
+    OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
   stream_ = stream;
+  open_ = true;
   OZDGEMM_CUBLAS_TRY(cublasSetStream(cublas_, stream));
 }
 
 void* handle_context::workspace(size_t bytes) {
   if (bytes <= ws_bytes_) return ws_;
   // Grow by at least 1/4 so a slowly growing sequence of shapes reallocates rarely.
-  const size_t want = bytes > ws_bytes_ + ws_bytes_ / 4 ? bytes : ws_bytes_ + ws_bytes_ / 4;
+  size_t want = bytes > ws_bytes_ + ws_bytes_ / 4 ? bytes : ws_bytes_ + ws_bytes_ / 4;
+  const size_t cap = workspace_cap();
+  if (cap != 0 && bytes > cap)
+    refuse("workspace cap: the call needs " + mib(bytes) + ", OZDGEMM_MAX_WORKSPACE allows " +
+           mib(cap));
+  if (cap != 0 && want > cap) want = cap;
+  if (capturing_)
+    refuse("the workspace would have to grow to " + mib(bytes) +
+           " while the stream is being captured (make one call before capturing)");
+  size_t free_bytes = 0, total_bytes = 0;
+  OZDGEMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // What this workspace already holds comes back before the new one is taken.
+  const size_t usable = (free_bytes + ws_bytes_) / 10 * 9;
+  if (bytes > usable)
+    refuse("the call needs " + mib(bytes) + ", more than 90% of the " +
+           mib(free_bytes + ws_bytes_) + " of device memory free");
+  if (want > usable) want = bytes;
+  if (inject_fault(fault::alloc))
+    throw cuda_error(cudaErrorMemoryAllocation, "injected fault: workspace allocation failed");
   if (ws_ != nullptr) {
     OZDGEMM_CUDA_TRY(cudaFreeAsync(ws_, stream_));
     ws_ = nullptr;
@@ -52,6 +113,8 @@ void* handle_context::workspace(size_t bytes) {
 }
 
 void handle_context::end() {
+  open_ = false;
+  if (capturing_) return;
   OZDGEMM_CUDA_TRY(cudaEventRecord(done_, stream_));
   last_stream_ = stream_;
   used_ = true;
@@ -78,6 +141,47 @@ std::shared_ptr<handle_context> context_for(cublasHandle_t caller) {
   auto& slot = registry()[{caller, device}];
   if (!slot) slot = std::make_shared<handle_context>(device);
   return slot;
+}
+
+namespace {
+
+// Bytes the workspace of `caller`'s context on the current device holds (0: no context).
+size_t held_bytes(cublasHandle_t caller) {
+  int device = 0;
+  OZDGEMM_CUDA_TRY(cudaGetDevice(&device));
+  std::shared_ptr<handle_context> ctx;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto& r = registry();
+    const auto it = r.find({caller, device});
+    if (it == r.end() || !it->second) return 0;
+    ctx = it->second;
+  }
+  std::lock_guard<std::mutex> lock(ctx->mutex());
+  return ctx->workspace_bytes();
+}
+
+}  // namespace
+
+const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes) {
+  const size_t held = held_bytes(caller);
+  if (held >= bytes) return nullptr;  // no growth: nothing to refuse
+  // The same rules, in the same order, as handle_context::workspace().
+  const size_t cap = workspace_cap();
+  if (cap != 0 && bytes > cap) return "workspace cap";
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "stream capture state unknown";
+  }
+  if (capture != cudaStreamCaptureStatusNone) return "graph capture before the workspace is ready";
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;  // the call itself will find out and fall back
+  }
+  if (bytes > (free_bytes + held) / 10 * 9) return "device memory: workspace over 90% of free";
+  return nullptr;
 }
 
 void release_contexts(cublasHandle_t caller) {

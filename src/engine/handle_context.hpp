@@ -4,6 +4,22 @@
 // Ordering: a call runs on the caller's current stream. If the previous call on this context
 // used another stream, the new stream first waits for the event recorded at the end of that
 // call, so the shared workspace is never used by two streams at once. No host sync.
+// A call that began and then failed (an exception between begin() and end()) is closed by the
+// next begin(), which then orders after everything the failed call enqueued.
+// Calls captured into a CUDA graph are not ordered this way (an event cannot tie a graph to
+// eager work): as with cuBLAS's own workspace, a graph holding an emulated call must not run
+// concurrently with other calls on the same handle.
+//
+// Workspace limits (checked only when the workspace must grow):
+//   - the process-wide cap set_workspace_cap() (the interposer sets it from
+//     OZDGEMM_MAX_WORKSPACE; 0 = none);
+//   - never more than 90% of the device memory cudaMemGetInfo reports free at that moment, so
+//     that processes sharing a GPU (MPI ranks) do not starve each other: the emulation gives
+//     way, the caller's native routine needs far less;
+//   - never while the stream is being captured into a CUDA graph (allocating there would make
+//     the workspace graph-owned).
+// A refused or failed growth throws cuda_error(cudaErrorMemoryAllocation) with the reason:
+// the C API returns OZDGEMM_STATUS_ALLOC_FAILED and the interposer runs the native routine.
 #pragma once
 
 #include <cublas_v2.h>
@@ -33,6 +49,8 @@ class handle_context {
   void* workspace(size_t bytes);
   // Marks the end of this call's work on the stream.
   void end();
+  // Bytes currently reserved.
+  size_t workspace_bytes() const { return ws_bytes_; }
 
  private:
   std::mutex mutex_;
@@ -42,12 +60,27 @@ class handle_context {
   cudaStream_t stream_ = nullptr;
   cudaStream_t last_stream_ = nullptr;
   bool used_ = false;
+  bool open_ = false;       // begin() without end(): the call failed part-way
+  bool capturing_ = false;  // the current call's stream is being captured into a graph
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
 };
 
 // The context of (caller handle, current device), created on first use.
 std::shared_ptr<handle_context> context_for(cublasHandle_t caller);
+
+// Process-wide workspace cap in bytes (0: no cap). Thread-safe.
+void set_workspace_cap(size_t bytes) noexcept;
+size_t workspace_cap() noexcept;
+
+// Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the
+// limits above, as a static string for logs ("workspace cap", "graph capture before the
+// workspace is ready", "device memory: workspace over 90% of free"), or nullptr (also when
+// the workspace already holds `bytes`: no growth, nothing to refuse). Lets the interposer go
+// native up front, quietly, instead of failing inside the call; on a stream under capture
+// this matters, since creating a context or growing a workspace is not capturable. Never
+// creates anything.
+const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes);
 
 // Drops every context of `caller`; memory is freed once pending work on it completes.
 void release_contexts(cublasHandle_t caller);

@@ -1,11 +1,13 @@
 #include "interpose/config.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/logging.hpp"
 #include "core/moduli.hpp"
+#include "engine/handle_context.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -34,6 +36,23 @@ bool parse_double(const char* s, double* out) {
   const double v = std::strtod(s, &end);
   if (errno != 0 || end == s || *end != '\0') return false;
   *out = v;
+  return true;
+}
+
+// Bytes, with an optional K, M or G suffix (powers of 1024), no overflow.
+bool parse_bytes(const char* s, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (errno != 0 || end == s || *s == '-' || *s == '+') return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10;
+  else if (*end == 'M' || *end == 'm') shift = 20;
+  else if (*end == 'G' || *end == 'g') shift = 30;
+  if (shift != 0) ++end;
+  if (*end != '\0') return false;
+  if (v > (static_cast<unsigned long long>(SIZE_MAX) >> shift)) return false;
+  *out = static_cast<size_t>(v) << shift;
   return true;
 }
 
@@ -81,6 +100,13 @@ config load() {
     if (parse_long(v, &x) && x >= 0) c.host_tile = x;
     else invalid("OZDGEMM_HOST_TILE", v, "an integer >= 0", "0 (by size)");
   }
+  if (const char* v = env("OZDGEMM_MAX_WORKSPACE")) {
+    size_t x = 0;
+    if (parse_bytes(v, &x)) c.max_workspace = x;
+    else invalid("OZDGEMM_MAX_WORKSPACE", v, "bytes with an optional K|M|G suffix", "0 (no cap)");
+  }
+  // The engine enforces it wherever a workspace grows (host path included).
+  set_workspace_cap(c.max_workspace);
   return c;
 }
 

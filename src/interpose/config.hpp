@@ -16,8 +16,12 @@
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
 //   OZDGEMM_HOST_THREADS  threads that pack host operands for the GPU (min(cores, 16))
 //   OZDGEMM_HOST_TILE     columns of C per pipelined tile on the host path (0: chosen by size)
+//   OZDGEMM_MAX_WORKSPACE largest emulation workspace per handle and device, bytes with an
+//                         optional K, M or G suffix (powers of 1024); a call needing more runs
+//                         natively. 0 = no cap                         (0)
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/scaling_rules.hpp"
@@ -36,6 +40,7 @@ struct config {
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware
   long long host_tile = 0;     // 0: chosen by size
+  size_t max_workspace = 0;  // bytes; 0 = no cap (engine/handle_context.hpp)
 };
 
 const config& settings();

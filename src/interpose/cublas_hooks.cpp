@@ -10,10 +10,12 @@
 #include <mutex>
 
 #include "api/status.hpp"
+#include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/call_log.hpp"
 #include "interpose/config.hpp"
 #include "interpose/decision.hpp"
+#include "interpose/process_state.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 #include "ozdgemm/ozdgemm.h"
@@ -55,6 +57,16 @@ const char* unsupported(const device_request& r) {
   return nullptr;
 }
 
+// Why the workspace this call needs cannot be had, or nullptr (engine/handle_context.hpp:
+// OZDGEMM_MAX_WORKSPACE, a graph capture before the workspace is large enough, 90% of the
+// free device memory). Such a call goes native up front, with its reason on the decision line.
+const char* workspace_unavailable(const device_request& r, const config& cfg) {
+  const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling);
+  cudaStream_t stream = nullptr;
+  if (cublasGetStream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
+  return workspace_refusal(r.handle, stream, bytes);
+}
+
 // Runs the emulation or `native()` (a callable forwarding the original call).
 template <class Native>
 cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
@@ -65,6 +77,12 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   try {
+    if (!cuda_usable_in_this_process()) {  // touch none of the library's CUDA state
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, cuda_unusable_reason(), 0, 0, 0,
+                seconds()});
+      return st;
+    }
     const config& cfg = settings();
     prediction pred{0.0, 0.0};
     if (const char* why = unsupported(r)) {
@@ -77,6 +95,12 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     if (!d.emulate) {
       const cublasStatus_t st = native();
       log_call({r.entry, r.m, r.n, r.k, outcome::native, d.reason, 0, pred.native_ms,
+                pred.emulated_ms, seconds()});
+      return st;
+    }
+    if (const char* why = workspace_unavailable(r, cfg)) {
+      const cublasStatus_t st = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, pred.native_ms,
                 pred.emulated_ms, seconds()});
       return st;
     }
@@ -242,7 +266,8 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
 OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
   using fn = cublasStatus_t (*)(cublasHandle_t);
   static const fn next = real<fn>("cublasDestroy_v2");
-  if (!inside_interception() && handle != nullptr) {
+  // In a forked child the cached contexts belong to the parent's CUDA state: left alone.
+  if (!inside_interception() && handle != nullptr && cuda_usable_in_this_process()) {
     interception_scope scope;  // the private handles destroyed below skip this hook
     try {
       release_contexts(handle);
@@ -270,6 +295,8 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
     native();
     return;
   }
-  cublasHandle_t h = inside_interception() ? nullptr : legacy_handle();
+  // No library handle in a forked child (CUDA is unusable there): serve_device forwards.
+  cublasHandle_t h =
+      inside_interception() || !cuda_usable_in_this_process() ? nullptr : legacy_handle();
   serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
 }

@@ -41,6 +41,7 @@
 #include "interpose/decision.hpp"
 #include "interpose/device_select.hpp"
 #include "interpose/host_copy.hpp"
+#include "interpose/process_state.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -125,6 +126,27 @@ class host_context {
   std::mutex& mutex() { return mutex_; }
   int device() const { return device_; }
   int threads() const { return pool_.threads(); }
+
+  // Why the call must not run here for lack of device memory, or nullptr: everything it would
+  // hold (A, two B and two C tiles, the workspace) against OZDGEMM_MAX_WORKSPACE, and what it
+  // would add against 90% of the free memory, the rule device calls follow
+  // (engine/handle_context.hpp), so ranks sharing a GPU do not starve each other.
+  const char* memory_refusal(const host_gemm& g, int num_moduli, scaling_mode mode,
+                             long long tile_setting) const {
+    const int64_t width = tile_columns(g.n, mode, tile_setting);
+    const double doubles = static_cast<double>(g.m) * g.k +
+                           2.0 * (static_cast<double>(g.k) + g.m) * static_cast<double>(width);
+    const double bytes = 8.0 * doubles + static_cast<double>(emulation_workspace_bytes(
+                                             g.m, width, g.k, num_moduli, mode));
+    if (workspace_cap() != 0 && bytes > static_cast<double>(workspace_cap())) return "workspace cap";
+    const double held = 8.0 * static_cast<double>(a_.count + b_[0].count + b_[1].count +
+                                                  c_[0].count + c_[1].count);
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return "device memory unknown";
+    if (bytes - held > 0.9 * static_cast<double>(free_bytes))
+      return "device memory: host path over 90% of free";
+    return nullptr;
+  }
 
   // Runs the call; returns the columns of C written (all of them unless it throws, in which
   // case `*done` says how many leading columns already hold their final values).
@@ -337,6 +359,11 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
   };
   int64_t done = 0;
   try {
+    if (!cuda_usable_in_this_process()) {  // a forked child: CUDA is not fork-safe
+      log_call({entry, g.m, g.n, g.k, outcome::native, cuda_unusable_reason(), 0, 0, 0,
+                seconds()});
+      return 0;
+    }
     const config& cfg = settings();
     const bool reads_c = g.beta != 0.0;
     const prediction pred =
@@ -362,6 +389,11 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
     }
     std::lock_guard<std::mutex> lock(ctx->mutex());
     device_guard guard(ctx->device());
+    if (const char* why = ctx->memory_refusal(g, cfg.num_moduli, cfg.scaling, cfg.host_tile)) {
+      log_call({entry, g.m, g.n, g.k, outcome::native, why, 0, pred.native_ms, pred.emulated_ms,
+                seconds()});
+      return 0;
+    }
     ctx->run(g, cfg.num_moduli, cfg.scaling, cfg.host_tile, &done);
     log_call({entry, g.m, g.n, g.k, outcome::emulated, d.reason, cfg.num_moduli, pred.native_ms,
               pred.emulated_ms, seconds()});

@@ -39,6 +39,10 @@ fi
 echo "+ ${envs[*]} $*"
 env "${envs[@]}" "$@"
 status=$?
+if ((status == 77 && want_exit != 77)); then
+  echo "SKIPPED: $1 exited with status 77 (no device, or a prerequisite missing)"
+  exit 77
+fi
 if ((status != want_exit)); then
   echo "FAIL: $1 exited with status $status, expected $want_exit"
   [[ -n $log && -f $log ]] && { echo "--- $log"; cat "$log"; }
