@@ -34,9 +34,22 @@ typedef enum ozdgemm_scaling {
   OZDGEMM_SCALING_ACCURATE = 1 /* bound from one extra INT8 GEMM of |A| and |B|: more bits kept */
 } ozdgemm_scaling_t;
 
+/* num_moduli = OZDGEMM_MODULI_AUTO: choose s per call from the scaling statistics, the
+ * smallest s whose predicted error meets `accuracy` (docs/accuracy.md); when none does, the
+ * call runs native FP64. `accuracy`: OZDGEMM_ACCURACY_NATIVE (no worse than native DGEMM),
+ * OZDGEMM_ACCURACY_MAX (as close to correctly rounded as 20 moduli allow) or a number of
+ * bits b in [1, 200] (predicted error <= 2^-b (|A||B|)_ij). `accuracy` is read only when
+ * num_moduli == OZDGEMM_MODULI_AUTO, so callers built before it existed are unaffected.
+ * Auto is implemented by ozdgemm_dgemm_reference; ozdgemm_dgemm rejects it for now. */
+#define OZDGEMM_MODULI_AUTO 0
+#define OZDGEMM_ACCURACY_NATIVE 0
+#define OZDGEMM_ACCURACY_MAX (-1)
+
 typedef struct ozdgemm_options {
-  int num_moduli;            /* s in [2, 20]; about 4 more significant bits per modulus */
+  int num_moduli;            /* s in [2, 20] (about 4 more significant bits per modulus), or
+                                OZDGEMM_MODULI_AUTO */
   ozdgemm_scaling_t scaling; /* fast or accurate */
+  int accuracy;              /* target of OZDGEMM_MODULI_AUTO (see above) */
 } ozdgemm_options_t;
 
 /* s = 14, accurate scaling. */

@@ -11,9 +11,10 @@ enum class scaling { fast = OZDGEMM_SCALING_FAST, accurate = OZDGEMM_SCALING_ACC
 struct options {
   int num_moduli = 14;
   ozdgemm::scaling scaling = scaling::accurate;
+  int accuracy = OZDGEMM_ACCURACY_NATIVE;  // read when num_moduli == OZDGEMM_MODULI_AUTO
 
   ozdgemm_options_t c_value() const {
-    return ozdgemm_options_t{num_moduli, static_cast<ozdgemm_scaling_t>(scaling)};
+    return ozdgemm_options_t{num_moduli, static_cast<ozdgemm_scaling_t>(scaling), accuracy};
   }
 };
 

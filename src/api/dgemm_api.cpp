@@ -11,6 +11,7 @@
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
 #include "ozdgemm/ozdgemm.h"
+#include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
 
 namespace ozdgemm::detail {
@@ -40,6 +41,15 @@ bool valid_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_
          ldc >= std::max<int64_t>(1, m);
 }
 
+// OZDGEMM_MODULI_AUTO's target from options.accuracy; false for an invalid value.
+bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
+  if (o.accuracy == OZDGEMM_ACCURACY_NATIVE) *t = accuracy_target{accuracy_kind::native, 0};
+  else if (o.accuracy == OZDGEMM_ACCURACY_MAX) *t = accuracy_target{accuracy_kind::max, 0};
+  else if (o.accuracy >= 1 && o.accuracy <= 200) *t = accuracy_target{accuracy_kind::bits, o.accuracy};
+  else return false;
+  return true;
+}
+
 scaling_mode to_mode(ozdgemm_scaling_t s) {
   return s == OZDGEMM_SCALING_FAST ? scaling_mode::fast : scaling_mode::accurate;
 }
@@ -55,7 +65,7 @@ using namespace ozdgemm::detail;
 extern "C" {
 
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void) {
-  return ozdgemm_options_t{14, OZDGEMM_SCALING_ACCURATE};
+  return ozdgemm_options_t{14, OZDGEMM_SCALING_ACCURATE, OZDGEMM_ACCURACY_NATIVE};
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperation_t transa,
@@ -113,9 +123,19 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
   return guarded("ozdgemm_dgemm_reference", [&]() -> ozdgemm_status_t {
     op_kind oa, ob;
     if (!parse_op_char(transa, &oa) || !parse_op_char(transb, &ob) ||
-        !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) || !valid_options(options))
+        !valid_shape(oa, ob, m, n, k, lda, ldb, ldc))
       return OZDGEMM_STATUS_INVALID_VALUE;
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
+    if (options.num_moduli == OZDGEMM_MODULI_AUTO) {
+      accuracy_target t;
+      ozdgemm_options_t fixed = options;
+      fixed.num_moduli = kMinModuli;  // the scaling field's check
+      if (!auto_target(options, &t) || !valid_options(fixed)) return OZDGEMM_STATUS_INVALID_VALUE;
+      const moduli_choice c = reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), t);
+      if (c.s == 0) logger().info("ozdgemm_dgemm_reference: auto moduli: FP64 fallback: {}", c.why);
+      return OZDGEMM_STATUS_SUCCESS;
+    }
+    if (!valid_options(options)) return OZDGEMM_STATUS_INVALID_VALUE;
     reference_dgemm(p, alpha, beta, options.num_moduli, to_mode(options.scaling));
     return OZDGEMM_STATUS_SUCCESS;
   });

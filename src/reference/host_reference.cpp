@@ -39,37 +39,10 @@ std::vector<int> fast_exponents(const operand& x, int64_t nvec, int64_t k,
   return e;
 }
 
-// Accurate scaling: U = u(A)^T u(B) as exact integer loops, then the column and row rules.
 void accurate_exponents(const gemm_problem& p, const vector_stats& sa, const vector_stats& sb,
                         const modulus_table& tb, std::vector<int>& ea, std::vector<int>& eb) {
-  const int64_t m = p.m, n = p.n, k = p.k;
-  std::vector<int8_t> ua(m * k), ub(n * k);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t l = 0; l < k; ++l)
-      ua[i * k + l] = sa.emax[i] == kZeroExponent ? 0 : bound_quantize(p.a.at(i, l), sa.emax[i]);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t l = 0; l < k; ++l)
-      ub[j * k + l] = sb.emax[j] == kZeroExponent ? 0 : bound_quantize(p.b.at(j, l), sb.emax[j]);
-  std::vector<double> u(m * n);  // exact: < 127^2 k < 2^53
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) {
-      int64_t acc = 0;
-      for (int64_t l = 0; l < k; ++l) acc += int64_t{ua[i * k + l]} * ub[j * k + l];
-      u[j * m + i] = static_cast<double>(acc);
-    }
-  std::vector<int> head_b(n);
-  for (int64_t j = 0; j < n; ++j) {
-    double col_max = 0.0;
-    for (int64_t i = 0; i < m; ++i) col_max = std::max(col_max, u[j * m + i]);
-    head_b[j] = accurate_column_headroom(col_max, tb);
-    eb[j] = accurate_exponent(head_b[j], sb.emax[j]);
-  }
-  for (int64_t i = 0; i < m; ++i) {
-    double row_max = 0.0;
-    for (int64_t j = 0; j < n; ++j)
-      row_max = std::max(row_max, scale_pow2(u[j * m + i], head_b[j]));
-    ea[i] = accurate_exponent(accurate_row_headroom(row_max, tb), sa.emax[i]);
-  }
+  accurate_exponents_from_u(bound_product(p, sa.emax, sb.emax), p.m, p.n, sa.emax, sb.emax, tb,
+                            ea, eb);
 }
 
 // Residue planes [t][v][l] of trunc(x 2^e).
@@ -85,6 +58,50 @@ std::vector<int8_t> residues(const operand& x, int64_t nvec, int64_t k, const st
 }
 
 }  // namespace
+
+// Accurate scaling, s-independent part: U = u(A)^T u(B) as exact integer loops, stored
+// column-major (u[j * m + i]); exact in a double since U < 127^2 k < 2^53.
+std::vector<double> bound_product(const gemm_problem& p, const std::vector<int>& emax_a,
+                                  const std::vector<int>& emax_b) {
+  const int64_t m = p.m, n = p.n, k = p.k;
+  std::vector<int8_t> ua(m * k), ub(n * k);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t l = 0; l < k; ++l)
+      ua[i * k + l] = emax_a[i] == kZeroExponent ? 0 : bound_quantize(p.a.at(i, l), emax_a[i]);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < k; ++l)
+      ub[j * k + l] = emax_b[j] == kZeroExponent ? 0 : bound_quantize(p.b.at(j, l), emax_b[j]);
+  std::vector<double> u(m * n);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t acc = 0;
+      for (int64_t l = 0; l < k; ++l) acc += int64_t{ua[i * k + l]} * ub[j * k + l];
+      u[j * m + i] = static_cast<double>(acc);
+    }
+  return u;
+}
+
+// Accurate scaling for one s from U: the column rule, then the row rule.
+void accurate_exponents_from_u(const std::vector<double>& u, int64_t m, int64_t n,
+                               const std::vector<int>& emax_a, const std::vector<int>& emax_b,
+                               const modulus_table& tb, std::vector<int>& ea,
+                               std::vector<int>& eb) {
+  ea.assign(m, 0);
+  eb.assign(n, 0);
+  std::vector<int> head_b(n);
+  for (int64_t j = 0; j < n; ++j) {
+    double col_max = 0.0;
+    for (int64_t i = 0; i < m; ++i) col_max = std::max(col_max, u[j * m + i]);
+    head_b[j] = accurate_column_headroom(col_max, tb);
+    eb[j] = accurate_exponent(head_b[j], emax_b[j]);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    double row_max = 0.0;
+    for (int64_t j = 0; j < n; ++j)
+      row_max = std::max(row_max, scale_pow2(u[j * m + i], head_b[j]));
+    ea[i] = accurate_exponent(accurate_row_headroom(row_max, tb), emax_a[i]);
+  }
+}
 
 scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode) {
   const modulus_table& tb = moduli_for(num_moduli);
@@ -106,7 +123,7 @@ scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_
 
 void reference_dgemm(const gemm_problem& p, double alpha, double beta, int num_moduli,
                      scaling_mode mode) {
-  const modulus_table& tb = moduli_for(num_moduli);
+  moduli_for(num_moduli);  // throws for a count out of range, whatever the shape
   if (p.m == 0 || p.n == 0) return;
   if (alpha == 0.0 || p.k == 0) {
     for (int64_t j = 0; j < p.n; ++j)
@@ -116,7 +133,13 @@ void reference_dgemm(const gemm_problem& p, double alpha, double beta, int num_m
       }
     return;
   }
-  const scaling_result sc = reference_scaling(p, num_moduli, mode);
+  reference_dgemm_with_scaling(p, alpha, beta, num_moduli,
+                               reference_scaling(p, num_moduli, mode));
+}
+
+void reference_dgemm_with_scaling(const gemm_problem& p, double alpha, double beta,
+                                  int num_moduli, const scaling_result& sc) {
+  const modulus_table& tb = moduli_for(num_moduli);
   const std::vector<int8_t> ra = residues(p.a, p.m, p.k, sc.exp_a, tb);
   const std::vector<int8_t> rb = residues(p.b, p.n, p.k, sc.exp_b, tb);
   const int s = tb.s;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
 #include "core/scaling_rules.hpp"
 
 namespace ozdgemm::detail {
@@ -21,9 +22,24 @@ struct scaling_result {
 
 scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode);
 
+// Accurate mode in two steps, the first independent of s: U = u(A)^T u(B) (column-major,
+// u[j * m + i], exact), then the exponents for one moduli table. reference_scaling() uses
+// exactly these, so exponents derived here for any s equal its own.
+std::vector<double> bound_product(const gemm_problem& p, const std::vector<int>& emax_a,
+                                  const std::vector<int>& emax_b);
+void accurate_exponents_from_u(const std::vector<double>& u, int64_t m, int64_t n,
+                               const std::vector<int>& emax_a, const std::vector<int>& emax_b,
+                               const modulus_table& tb, std::vector<int>& ea,
+                               std::vector<int>& eb);
+
 // C = alpha op(A) op(B) + beta C with BLAS semantics (alpha == 0: A, B not read;
 // beta == 0: C not read; k == 0: C = beta C).
 void reference_dgemm(const gemm_problem& p, double alpha, double beta, int num_moduli,
                      scaling_mode mode);
+
+// The residue, INT8-GEMM and CRT stages with given exponents (m, n, k >= 1, alpha != 0): for
+// prototype scaling rules. The caller guarantees sum_l |A'_il||B'_lj| <= L for every (i, j).
+void reference_dgemm_with_scaling(const gemm_problem& p, double alpha, double beta,
+                                  int num_moduli, const scaling_result& sc);
 
 }  // namespace ozdgemm::detail

@@ -1,0 +1,115 @@
+#include "core/moduli_choice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/moduli.hpp"
+
+namespace ozdgemm::detail {
+
+bool parse_accuracy_target(const std::string& text, accuracy_target* out) {
+  if (text == "native") {
+    *out = accuracy_target{accuracy_kind::native, 0};
+    return true;
+  }
+  if (text == "max") {
+    *out = accuracy_target{accuracy_kind::max, 0};
+    return true;
+  }
+  if (text.empty() || text.size() > 3) return false;
+  for (char ch : text)
+    if (ch < '0' || ch > '9') return false;
+  const int b = std::atoi(text.c_str());
+  if (b < 1 || b > 200) return false;
+  *out = accuracy_target{accuracy_kind::bits, b};
+  return true;
+}
+
+std::string accuracy_target_name(const accuracy_target& t) {
+  switch (t.kind) {
+    case accuracy_kind::native: return "native";
+    case accuracy_kind::max: return "max";
+    case accuracy_kind::bits: return std::to_string(t.bits) + " bits";
+  }
+  return "?";
+}
+
+double worst_truncation_ratio(int64_t k, const vector_stats_for_choice& st,
+                              const std::vector<int>& exps) {
+  double worst = 0.0;
+  for (size_t v = 0; v < st.emax.size(); ++v) {
+    if (st.emax[v] == kZeroExponent || st.flags[v] != 0 || st.nnz[v] == 0) continue;
+    // Rounding is irrelevant for a model; the exponents stay far inside the double range.
+    const double mean_exp = static_cast<double>(st.exp_sum[v]) / static_cast<double>(st.nnz[v]);
+    const double r = static_cast<double>(k) / static_cast<double>(st.nnz[v]) *
+                     std::exp2(-static_cast<double>(exps[v]) - mean_exp);
+    worst = std::max(worst, r);
+  }
+  return worst;
+}
+
+double target_bound(const accuracy_target& t, int64_t k) {
+  switch (t.kind) {
+    case accuracy_kind::native:
+      return kNativeFactor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) *
+             std::ldexp(1.0, -53);
+    case accuracy_kind::bits: return std::ldexp(1.0, -t.bits);
+    case accuracy_kind::max: return std::ldexp(1.0, -75);
+  }
+  return 0.0;
+}
+
+moduli_choice choose_moduli(const accuracy_target& t, int64_t k,
+                            const std::function<double(int)>& eps_of_s) {
+  moduli_choice c;
+  const double eps_max = eps_of_s(kMaxModuli);
+  c.target = target_bound(t, k);
+  if (t.kind == accuracy_kind::max) {
+    const double native = target_bound(accuracy_target{}, k);
+    if (eps_max > native) {
+      c.predicted = eps_max;
+      c.target = native;
+      std::ostringstream os;
+      os << "predicted error " << eps_max << " at s = 20 exceeds native DGEMM's " << native;
+      c.why = os.str();
+      return c;
+    }
+    c.target = std::max(c.target, eps_max);
+  }
+  if (!(eps_max <= c.target)) {
+    c.predicted = eps_max;
+    std::ostringstream os;
+    os << "predicted error " << eps_max << " at s = 20 exceeds the target ("
+       << accuracy_target_name(t) << ": " << c.target << ")";
+    c.why = os.str();
+    return c;
+  }
+  // eps is non-increasing in s: bisect for the smallest s that meets the target.
+  int lo = kMinModuli, hi = kMaxModuli;  // eps(hi) <= target
+  double eps_hi = eps_max;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    const double e = eps_of_s(mid);
+    if (e <= c.target) {
+      hi = mid;
+      eps_hi = e;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  c.s = hi;
+  c.predicted = eps_hi;
+  return c;
+}
+
+std::vector<int> fast_exponents_for(const std::vector<int>& emax,
+                                    const std::vector<uint64_t>& sum_q2, int s) {
+  const modulus_table& tb = moduli_for(s);
+  std::vector<int> e(emax.size(), 0);
+  for (size_t v = 0; v < emax.size(); ++v) e[v] = fast_exponent(emax[v], sum_q2[v], tb);
+  return e;
+}
+
+}  // namespace ozdgemm::detail
