@@ -106,7 +106,8 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     }
     const ozdgemm_options_t opts{cfg.num_moduli, cfg.scaling == scaling_mode::fast
                                                      ? OZDGEMM_SCALING_FAST
-                                                     : OZDGEMM_SCALING_ACCURATE};
+                                                     : OZDGEMM_SCALING_ACCURATE,
+                               OZDGEMM_ACCURACY_NATIVE};
     const ozdgemm_status_t st = ozdgemm_dgemm(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a,
                                               r.lda, r.b, r.ldb, r.beta, r.c, r.ldc, opts);
     if (st == OZDGEMM_STATUS_SUCCESS) {

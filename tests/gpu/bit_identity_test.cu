@@ -135,7 +135,8 @@ TEST_P(BitIdentity, GpuEqualsHostReference) {
 
   // Host reference on a copy of C.
   std::vector<double> ref = h.c;
-  const ozdgemm_options_t opts{tc.s, static_cast<ozdgemm_scaling_t>(tc.mode)};
+  const ozdgemm_options_t opts{tc.s, static_cast<ozdgemm_scaling_t>(tc.mode),
+                               OZDGEMM_ACCURACY_NATIVE};
   ASSERT_EQ(ozdgemm_dgemm_reference(tc.opa, tc.opb, tc.m, tc.n, tc.k, tc.alpha, h.a.data(), h.lda,
                                     h.b.data(), h.ldb, tc.beta, ref.data(), h.ldc, opts),
             OZDGEMM_STATUS_SUCCESS);

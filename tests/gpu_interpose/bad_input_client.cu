@@ -30,6 +30,7 @@ namespace {
 struct options {
   int num_moduli;
   int scaling;
+  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
 };
 using api_fn = int (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
                        int64_t, const double*, const double*, int64_t, const double*, int64_t,
@@ -52,7 +53,7 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kAuto = -77777;
 
 options env_options() {
-  options o{14, 1};
+  options o{14, 1, 0};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
   if (const char* s = std::getenv("OZDGEMM_SCALING"))
     o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;

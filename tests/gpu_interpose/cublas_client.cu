@@ -42,6 +42,7 @@ using reference_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, cons
 struct options {
   int num_moduli;
   int scaling;
+  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
 };
 
 // The host reference of the preloaded library, if any.
@@ -53,7 +54,7 @@ int (*reference())(char, char, int64_t, int64_t, int64_t, double, const double*,
 }
 
 options env_options() {
-  options o{14, 1};
+  options o{14, 1, 0};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
   if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
   return o;

@@ -53,6 +53,7 @@ int failures = 0;
 struct options {
   int num_moduli;
   int scaling;
+  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
 };
 using ref_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
                        const double*, int64_t, double, double*, int64_t, options);
@@ -76,7 +77,7 @@ dgemm_fn native_dgemm() {
 }
 
 options env_options() {
-  options o{14, 1};
+  options o{14, 1, 0};
   if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
   if (const char* s = std::getenv("OZDGEMM_SCALING"))
     o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;

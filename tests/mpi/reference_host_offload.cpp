@@ -22,7 +22,8 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
   const config& cfg = settings();
   const ozdgemm_options_t opts{cfg.num_moduli, cfg.scaling == scaling_mode::fast
                                                    ? OZDGEMM_SCALING_FAST
-                                                   : OZDGEMM_SCALING_ACCURATE};
+                                                   : OZDGEMM_SCALING_ACCURATE,
+                               OZDGEMM_ACCURACY_NATIVE};
   const ozdgemm_status_t st =
       ozdgemm_dgemm_reference(g.opa == op_kind::n ? 'N' : 'T', g.opb == op_kind::n ? 'N' : 'T', g.m,
                               g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, opts);
