@@ -1,5 +1,9 @@
 #include "crt.cuh"
 
+#include <array>
+#include <stdexcept>
+#include <utility>
+
 #include "core/crt.hpp"
 #include "core/element.hpp"
 #include "core/special_values.hpp"
@@ -10,6 +14,13 @@ namespace {
 
 constexpr int kCrtThreads = 128;
 
+// One thread per element of C; the column loop only runs when n > 65535. The moduli count is
+// a template parameter so that the s residue loads are all issued before any arithmetic (the
+// runtime-s loop issued one load, waited for it, then did the CRT step: latency-bound, with
+// DRAM at 25% and 21.5 ms at 16384^2, s = 15, bench/results/2026-11-29_h200_25a1312_bench_full)
+// and the weights become constant-bank operands. The arithmetic and its order are the same as
+// in the host reference (core/crt.hpp), so the bits are too.
+template <int S>
 __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_args args,
                                                           modulus_table tb, scalar_arg alpha_arg,
                                                           scalar_arg beta_arg) {
@@ -28,13 +39,34 @@ __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_ar
       v = nonfinite_dot(args.a, i, args.b, j, p.k);
     } else {
       const int32_t* pr = args.prod + j * args.m_pad + i;
+      int32_t r[S > 0 ? S : 1];
+#pragma unroll
+      for (int t = 0; t < S; ++t) r[t] = __ldcs(pr + t * plane);  // read once: stream
       crt_accumulator acc;
-      for (int t = 0; t < tb.s; ++t) acc.add(product_residue(pr[t * plane], tb, t), tb, t);
+#pragma unroll
+      for (int t = 0; t < S; ++t) acc.add(product_residue(r[t], tb, t), tb, t);
       v = acc.finish(tb, -(args.exp_a[i] + args.exp_b[j]));
     }
     *c = apply_alpha_beta(v, alpha, beta, c);
   }
 }
+
+using crt_launcher = void (*)(dim3, cudaStream_t, const gemm_problem&, const crt_args&,
+                              const modulus_table&, scalar_arg, scalar_arg);
+
+template <int S>
+void launch_crt_s(dim3 grid, cudaStream_t stream, const gemm_problem& p, const crt_args& args,
+                  const modulus_table& tb, scalar_arg alpha, scalar_arg beta) {
+  crt_kernel<S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
+}
+
+template <int... S>
+constexpr auto crt_launchers(std::integer_sequence<int, S...>) {
+  return std::array<crt_launcher, sizeof...(S)>{&launch_crt_s<S>...};
+}
+
+// Index s holds the launcher for s moduli (0 and 1 unused: s >= kMinModuli = 2).
+constexpr auto kCrtLaunchers = crt_launchers(std::make_integer_sequence<int, kMaxModuli + 1>{});
 
 __global__ void fold_kernel(int32_t* prod, int64_t plane, modulus_table tb) {
   const int t = blockIdx.y;
@@ -60,7 +92,8 @@ __global__ void scale_c_kernel(double* c, int64_t ldc, int64_t m, int64_t n, sca
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
   const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
-  crt_kernel<<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
+  if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
+  kCrtLaunchers[tb.s](grid, stream, p, args, tb, alpha, beta);
 }
 
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream) {
