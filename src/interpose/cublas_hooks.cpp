@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -131,8 +132,12 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
   }
 }
 
-// The legacy handle-less API runs on a library-owned handle per device, on the legacy
-// default stream (what the legacy API uses unless cublasSetKernelStream changed it).
+// The stream legacy handle-less calls run on: the legacy default stream unless the
+// application called cublasSetKernelStream (hooked below, then forwarded).
+std::atomic<cudaStream_t> legacy_stream{nullptr};
+
+// The legacy handle-less API runs on a library-owned handle per device, bound to
+// legacy_stream for each call.
 cublasHandle_t legacy_handle() {
   static std::mutex mutex;
   static auto* handles = new std::map<int, cublasHandle_t>();  // leaked: used until exit
@@ -299,5 +304,21 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
   // No library handle in a forked child (CUDA is unusable there): serve_device forwards.
   cublasHandle_t h =
       inside_interception() || !cuda_usable_in_this_process() ? nullptr : legacy_handle();
+  // The legacy API has one kernel stream per process; legacy calls are serialised so that
+  // binding the shared handle to it and enqueueing are one step.
+  static std::mutex legacy_mutex;
+  std::lock_guard<std::mutex> lock(legacy_mutex);
+  if (h != nullptr && cublasSetStream(h, legacy_stream.load()) != CUBLAS_STATUS_SUCCESS)
+    h = nullptr;
   serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
+}
+
+// Legacy cublas.h: sets the stream of later handle-less calls. Forwarded unchanged; on success
+// the stream is remembered for the emulated legacy cublasDgemm.
+extern "C" OZDGEMM_API cublasStatus_t cublasSetKernelStream(cudaStream_t stream) noexcept {
+  using fn = cublasStatus_t (*)(cudaStream_t);
+  static const fn next = real<fn>("cublasSetKernelStream");
+  const cublasStatus_t st = next != nullptr ? next(stream) : CUBLAS_STATUS_NOT_INITIALIZED;
+  if (st == CUBLAS_STATUS_SUCCESS) legacy_stream.store(stream);
+  return st;
 }

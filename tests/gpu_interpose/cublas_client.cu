@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <vector>
 
 extern "C" cublasStatus_t cublasInit(void);
+extern "C" cublasStatus_t cublasSetKernelStream(cudaStream_t stream);
 extern "C" void legacy_dgemm(char, char, int, int, int, double, const double*, int, const double*,
                              int, double, double*, int) __asm__("cublasDgemm");
 
@@ -183,6 +185,65 @@ void worker(int id, int iterations) {
   cudaStreamDestroy(st);
 }
 
+// The legacy cublasDgemm must run on the stream set with cublasSetKernelStream. That stream is
+// held back by a host function; the product must not appear until it is released (on the
+// legacy default stream it would, since a non-blocking stream does not hold that one back).
+std::atomic<bool> legacy_release{false};
+
+void legacy_kernel_stream_case() {
+  const int n = 256;
+  cudaStream_t s, reader;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking);
+  std::vector<double> ones(n * n, 1.0), got(n * n, -1.0);
+  double *da, *db, *dc;
+  cudaMalloc(&da, n * n * 8);
+  cudaMalloc(&db, n * n * 8);
+  cudaMalloc(&dc, n * n * 8);
+  cudaMemcpy(da, ones.data(), n * n * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, ones.data(), n * n * 8, cudaMemcpyHostToDevice);
+  cudaMemset(dc, 0, n * n * 8);
+  cudaDeviceSynchronize();
+  legacy_release = false;
+  cudaLaunchHostFunc(
+      s, [](void*) { while (!legacy_release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1)); },
+      nullptr);
+  // A watchdog: if the call below waited for the held stream, this unblocks it (and the test
+  // fails on the time it took).
+  std::thread watchdog([] {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    legacy_release = true;
+  });
+  CHECK(cublasSetKernelStream(s) == CUBLAS_STATUS_SUCCESS, "cublasSetKernelStream failed");
+  const auto t0 = std::chrono::steady_clock::now();
+  legacy_dgemm('N', 'N', n, n, n, 1.0, da, n, db, n, 0.0, dc, n);
+  const double call_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(call_s < 2.0, "legacy cublasDgemm blocked the host for %.1f s", call_s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cudaMemcpyAsync(got.data(), dc, n * n * 8, cudaMemcpyDeviceToHost, reader);
+  cudaStreamSynchronize(reader);
+  int early = 0;
+  for (double x : got) early += x != 0.0;
+  CHECK(early == 0 || call_s >= 2.0,
+        "legacy cublasDgemm did not run on the kernel stream: %d elements written early", early);
+  legacy_release = true;
+  cudaStreamSynchronize(s);
+  cudaMemcpy(got.data(), dc, n * n * 8, cudaMemcpyDeviceToHost);
+  int wrong = 0;
+  for (double x : got) wrong += x != n;
+  CHECK(wrong == 0, "legacy cublasDgemm on the kernel stream: %d wrong elements", wrong);
+  std::printf("legacy cublasDgemm on cublasSetKernelStream's stream: %s\n",
+              early == 0 && wrong == 0 ? "ok" : "FAILED");
+  cublasSetKernelStream(nullptr);
+  watchdog.join();
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(reader);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,6 +258,7 @@ int main(int argc, char** argv) {
   std::printf("emulation expected: %s\n", expect_emulation() ? "yes (bitwise vs host reference)" : "no");
   cublasInit();
   one_case(nullptr, nullptr, entry::legacy, 256, 300, 320, 7);
+  legacy_kernel_stream_case();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t, iterations);
   for (auto& t : pool) t.join();
