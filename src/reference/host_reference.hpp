@@ -5,6 +5,7 @@
 // GPU; it never calls a floating-point GEMM.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct scaling_result {
 };
 
 scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode);
+
+// Bytes of scratch reference_dgemm allocates for an m x n x k problem with s moduli; false
+// when that overflows (or exceeds PTRDIFF_MAX). Sizes from callers are checked with it before
+// anything is read or allocated.
+bool reference_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes);
 
 // C = alpha op(A) op(B) + beta C with BLAS semantics (alpha == 0: A, B not read;
 // beta == 0: C not read; k == 0: C = beta C).
