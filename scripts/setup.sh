@@ -19,6 +19,8 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 # tests in tests/interpose (C and Fortran BLAS clients, LAPACK dgesv).
 packages=(cmake ninja-build g++ libspdlog-dev libfmt-dev libgtest-dev libgmp-dev python3-matplotlib
           gfortran libblas-dev liblapack-dev)
+# clang and its sanitizer/libFuzzer runtimes: scripts/sanitize.sh (ASan + UBSan, tests/fuzz).
+packages+=(clang libclang-rt-14-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do
