@@ -21,6 +21,8 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 packages=(cmake ninja-build g++ libspdlog-dev libfmt-dev libgtest-dev libgmp-dev python3-matplotlib
           gfortran libblas-dev liblapack-dev
           openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)
+# clang and its sanitizer/libFuzzer runtimes: scripts/sanitize.sh (ASan + UBSan, tests/fuzz).
+packages+=(clang libclang-rt-14-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

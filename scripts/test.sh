@@ -14,3 +14,9 @@ jobs=${OZDGEMM_JOBS:-2}
 # ctest ends with the summary ("N% tests passed, ...", per-label times) and exits non-zero if
 # any test failed; --no-tests=error catches a build that registered no cpu tests at all.
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -L cpu -j"$jobs"
+
+# ASan + UBSan build of the host code, its CPU tests and a bounded fuzzing run (issue 6).
+# OZDGEMM_SKIP_SANITIZE=1 leaves it out (e.g. for a quick local run).
+if [[ ${OZDGEMM_SKIP_SANITIZE:-0} != 1 ]]; then
+  "$repo_root/scripts/sanitize.sh"
+fi

@@ -6,6 +6,7 @@
 #include "api/status.hpp"
 #include "common/error.hpp"
 #include "common/logging.hpp"
+#include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
 #include "engine/emulate.hpp"
@@ -50,6 +51,20 @@ bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
   return true;
 }
 
+// The matrices the call reads and writes must lie in the address space: (cols - 1) ld + rows
+// elements from the base pointer, with no overflow (core/checked_math.hpp). Arguments that
+// fail this describe no memory a caller can own, so they are invalid values, refused before
+// any index is formed. A and B are only checked when they are read (k > 0).
+bool addressable(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, const double* A,
+                 int64_t lda, const double* B, int64_t ldb, const double* C, int64_t ldc,
+                 bool reads_ab) {
+  if (!addressable_matrix(C, m, n, ldc)) return false;
+  if (!reads_ab || k == 0) return true;
+  const int64_t rows_a = oa == op_kind::n ? m : k, cols_a = oa == op_kind::n ? k : m;
+  const int64_t rows_b = ob == op_kind::n ? k : n, cols_b = ob == op_kind::n ? n : k;
+  return addressable_matrix(A, rows_a, cols_a, lda) && addressable_matrix(B, rows_b, cols_b, ldb);
+}
+
 scaling_mode to_mode(ozdgemm_scaling_t s) {
   return s == OZDGEMM_SCALING_FAST ? scaling_mode::fast : scaling_mode::accurate;
 }
@@ -83,6 +98,17 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
       return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
     if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return OZDGEMM_STATUS_INVALID_VALUE;
+    if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, true))
+      return OZDGEMM_STATUS_INVALID_VALUE;
+    // Sized before the handle is touched: a workspace that cannot even be counted is an
+    // allocation failure (the interposer then runs the native routine).
+    const scaling_mode mode = to_mode(options.scaling);
+    size_t ws_bytes = 0;
+    if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes)) {
+      logger().info("ozdgemm_dgemm: m={} n={} k={} needs more workspace than can be addressed",
+                    m, n, k);
+      return OZDGEMM_STATUS_ALLOC_FAILED;
+    }
 
     cudaStream_t stream = nullptr;
     OZDGEMM_CUBLAS_TRY(cublasGetStream(handle, &stream));
@@ -101,11 +127,10 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
     }
 
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
-    const scaling_mode mode = to_mode(options.scaling);
     auto ctx = context_for(handle);
     std::lock_guard<std::mutex> lock(ctx->mutex());
     ctx->begin(stream);
-    void* ws = ctx->workspace(emulation_workspace_bytes(m, n, k, options.num_moduli, mode));
+    void* ws = ctx->workspace(ws_bytes);
     enqueue_emulation(device_gemm{p, a_arg, b_arg, options.num_moduli, mode, stream,
                                   ctx->cublas(), nullptr},
                       ws);
@@ -125,6 +150,19 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
     if (!parse_op_char(transa, &oa) || !parse_op_char(transb, &ob) ||
         !valid_shape(oa, ob, m, n, k, lda, ldb, ldc))
       return OZDGEMM_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
+    if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, alpha != 0.0))
+      return OZDGEMM_STATUS_INVALID_VALUE;
+    size_t scratch = 0;
+    if (alpha != 0.0 && k > 0 && !reference_scratch_bytes(m, n, k,
+                                                       options.num_moduli == OZDGEMM_MODULI_AUTO
+                                                           ? kMaxModuli
+                                                           : options.num_moduli,
+                                                       &scratch)) {
+      logger().info("ozdgemm_dgemm_reference: m={} n={} k={} needs more scratch memory than "
+                    "can be addressed", m, n, k);
+      return OZDGEMM_STATUS_ALLOC_FAILED;
+    }
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
     if (options.num_moduli == OZDGEMM_MODULI_AUTO) {
       accuracy_target t;

@@ -5,8 +5,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/env.hpp"
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
+#include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
 #include "residues.cuh"
@@ -16,14 +18,32 @@ namespace ozdgemm::detail {
 namespace {
 
 // Carves typed, 256-byte aligned arrays out of one buffer; with a null base it only sizes.
+// Every size is checked (core/checked_math.hpp): on overflow ok() turns false and the
+// pointers handed out are meaningless; make_layout's callers check it before any use.
 class carver {
  public:
   explicit carver(void* base) : base_(static_cast<char*>(base)) {}
+  // a * b * c elements, or 0 (and !ok()) when the product overflows.
+  int64_t count(int64_t a, int64_t b, int64_t c = 1) {
+    int64_t r = 0;
+    if (!checked_mul(a, b, &r) || !checked_mul(r, c, &r)) {
+      ok_ = false;
+      return 0;
+    }
+    return r;
+  }
   template <class T>
   T* take(int64_t count) {
-    offset_ = (offset_ + 255) / 256 * 256;
+    size_t bytes = 0, aligned = 0, end = 0;
+    if (!checked_add(offset_, size_t{255}, &aligned) || !checked_bytes(count, sizeof(T), &bytes) ||
+        !checked_add(aligned / 256 * 256, bytes, &end) ||
+        end > static_cast<size_t>(PTRDIFF_MAX)) {
+      ok_ = false;
+      return nullptr;
+    }
+    offset_ = aligned / 256 * 256;
     T* p = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + offset_);
-    offset_ += static_cast<size_t>(count) * sizeof(T);
+    offset_ = end;
     return p;
   }
   size_t used() const { return offset_; }
@@ -32,10 +52,12 @@ class carver {
     offset_ = (offset_ + 255) / 256 * 256;
     return offset_;
   }
+  bool ok() const { return ok_; }
 
  private:
   char* base_;
   size_t offset_ = 0;
+  bool ok_ = true;
 };
 
 struct layout {
@@ -64,10 +86,20 @@ struct layout {
   int8_t* res_b;  // [s][n_pad][k_pad]
   int32_t* prod;  // [s][n_pad][m_pad]
   size_t total_bytes;
+  bool fits;  // false: some size overflowed; nothing above may be used
 };
+
+// Largest m, n or k a layout accepts: round_up must not overflow, and anything larger could
+// not be allocated anyway.
+constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
 layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode) {
   layout L{};
+  if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
+      s < 0) {
+    L.fits = false;
+    return L;
+  }
   L.m_pad = round_up(m, kPad);
   L.n_pad = round_up(n, kPad);
   L.k_pad = round_up(k, kPad);
@@ -79,7 +111,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.sum_q2_a = c.take<unsigned long long>(accurate ? 0 : m);
   L.a_zeroed_end = c.used();
   L.exp_a = c.take<int>(m);
-  L.res_a = c.take<int8_t>(s * L.m_pad * L.k_pad);
+  L.res_a = c.take<int8_t>(c.count(s, L.m_pad, L.k_pad));
   L.b_zeroed_begin = c.align();
   L.emax_b = c.take<int>(n);
   L.flags_b = c.take<uint32_t>(n);
@@ -88,12 +120,13 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.b_zeroed_end = c.used();
   L.exp_b = c.take<int>(n);
   L.head_b = c.take<int>(accurate ? n : 0);
-  L.bound_a = c.take<int8_t>(accurate ? L.m_pad * L.k_pad : 0);
-  L.bound_b = c.take<int8_t>(accurate ? L.n_pad * L.k_pad : 0);
-  L.bound_u = c.take<int32_t>(accurate ? L.nblk * L.m_pad * L.n_pad : 0);
-  L.res_b = c.take<int8_t>(s * L.n_pad * L.k_pad);
-  L.prod = c.take<int32_t>(s * L.m_pad * L.n_pad);
+  L.bound_a = c.take<int8_t>(accurate ? c.count(L.m_pad, L.k_pad) : 0);
+  L.bound_b = c.take<int8_t>(accurate ? c.count(L.n_pad, L.k_pad) : 0);
+  L.bound_u = c.take<int32_t>(accurate ? c.count(L.nblk, L.m_pad, L.n_pad) : 0);
+  L.res_b = c.take<int8_t>(c.count(s, L.n_pad, L.k_pad));
+  L.prod = c.take<int32_t>(c.count(s, L.m_pad, L.n_pad));
   L.total_bytes = c.used();
+  L.fits = c.ok();
   return L;
 }
 
@@ -121,7 +154,7 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
 // overrides the rule (read once), for measurements.
 bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k_pad) {
   static const gemm_batching forced = [] {
-    const char* v = std::getenv("OZDGEMM_GEMM_BATCHING");
+    const char* v = setting_env("OZDGEMM_GEMM_BATCHING");
     if (v != nullptr && std::strcmp(v, "batched") == 0) return gemm_batching::batched;
     if (v != nullptr && std::strcmp(v, "looped") == 0) return gemm_batching::looped;
     return gemm_batching::automatic;
@@ -137,9 +170,20 @@ void record(cudaEvent_t e, cudaStream_t s) {
 
 }  // namespace
 
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
+                               scaling_mode mode, size_t* bytes) noexcept {
+  const layout L = make_layout(nullptr, m, n, k, num_moduli, mode);
+  if (!L.fits) return false;
+  *bytes = L.total_bytes;
+  return true;
+}
+
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
                                  scaling_mode mode) {
-  return make_layout(nullptr, m, n, k, num_moduli, mode).total_bytes;
+  size_t bytes = 0;
+  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes))
+    throw std::length_error("emulation workspace size overflows");
+  return bytes;
 }
 
 void enqueue_emulation(const device_gemm& call, void* workspace) {
@@ -147,6 +191,7 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   const modulus_table& tb = moduli_for(call.num_moduli);
   const int s = tb.s;
   const layout L = make_layout(workspace, p.m, p.n, p.k, s, call.mode);
+  if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const double* alpha_dev = call.alpha.dev;
   stage_events* ev = call.events;

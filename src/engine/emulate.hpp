@@ -43,7 +43,11 @@ struct device_gemm {
   bool reuse_a = false;
 };
 
-// Workspace the call needs, in bytes.
+// Workspace the call needs, in bytes. The sizes may come from callers: false when the
+// count overflows (or exceeds PTRDIFF_MAX), checked before anything is allocated.
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
+                               scaling_mode mode, size_t* bytes) noexcept;
+// The same for sizes known to fit; throws std::length_error when they do not.
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
                                  scaling_mode mode);
 

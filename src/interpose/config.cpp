@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.hpp"
 #include "common/logging.hpp"
 #include "core/moduli.hpp"
 #include "engine/handle_context.hpp"
@@ -12,10 +13,8 @@
 namespace ozdgemm::detail {
 namespace {
 
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? v : nullptr;
-}
+// Ignored in setuid/setgid processes (common/env.hpp).
+const char* env(const char* name) { return setting_env(name); }
 
 void invalid(const char* name, const char* value, const char* expected, const std::string& used) {
   logger().warn("{}='{}' is invalid (expected {}); using {}", name, value, expected, used);
@@ -58,6 +57,8 @@ bool parse_bytes(const char* s, size_t* out) {
 
 config load() {
   config c;
+  // In a setuid/setgid process env() ignores everything; creating the logger says so once.
+  if (secure_execution()) logger();
   if (const char* v = env("OZDGEMM_MODE")) {
     if (std::strcmp(v, "auto") == 0) c.mode = run_mode::automatic;
     else if (std::strcmp(v, "emulate") == 0) c.mode = run_mode::emulate;

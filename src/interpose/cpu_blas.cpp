@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "common/env.hpp"
 #include "common/logging.hpp"
 #include "interpose/config.hpp"
 
@@ -26,6 +27,14 @@ bool inside_this_library(const void* p) {
 
 // Opened once and never closed: its routines may be called until the process exits.
 void* open_library(const char* name, bool configured) {
+  // A library named by the environment is never loaded into a setuid/setgid process: that
+  // would run the unprivileged caller's code with the process's privileges. settings()
+  // already ignores the environment there (common/env.hpp); this keeps the rule explicit
+  // should the name ever come from elsewhere.
+  if (configured && secure_execution()) {
+    logger().error("OZDGEMM_CPU_BLAS='{}' is not loaded in a setuid/setgid process", name);
+    return nullptr;
+  }
   void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* why = dlerror();

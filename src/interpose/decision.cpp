@@ -1,6 +1,7 @@
 #include "interpose/decision.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/gemm_problem.hpp"
 
@@ -18,9 +19,12 @@ constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
 constexpr double kPcie = 20e9;             // pinned host <-> device, bytes/s per direction
 constexpr double kCpuBlas = 1.0e11;        // host BLAS flop/s: generous on purpose
 
+// x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
+// where round_up's integer sum would overflow (found by tests/fuzz).
+double padded(int64_t x) { return std::ceil(static_cast<double>(x) / kPad) * kPad; }
+
 double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool reads_c) {
-  const double mp = static_cast<double>(round_up(m, kPad)), np = static_cast<double>(round_up(n, kPad)),
-               kp = static_cast<double>(round_up(k, kPad));
+  const double mp = padded(m), np = padded(n), kp = padded(k);
   const double gemms = s * 2.0 * mp * np * kp / kInt8;
   // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written.
   double prep = (static_cast<double>(m) + n) * k * (3 * 8.0 + s) / kPrepBandwidth;

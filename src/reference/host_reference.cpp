@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/checked_math.hpp"
 #include "core/crt.hpp"
 #include "core/element.hpp"
 #include "core/moduli.hpp"
@@ -101,6 +102,25 @@ void accurate_exponents_from_u(const std::vector<double>& u, int64_t m, int64_t 
       row_max = std::max(row_max, scale_pow2(u[j * m + i], head_b[j]));
     ea[i] = accurate_exponent(accurate_row_headroom(row_max, tb), emax_a[i]);
   }
+}
+
+bool reference_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes) {
+  // The largest simultaneous allocations: accurate scaling's u(A), u(B), U and the residue
+  // planes of both operands (s m k + s n k int8), each bounded here.
+  if (m < 0 || n < 0 || k < 0 || num_moduli < 0) return false;
+  const int64_t s = num_moduli;
+  int64_t mk = 0, nk = 0, mn = 0, smk = 0, snk = 0;
+  size_t u_bytes = 0, total = 0;
+  if (!checked_mul(m, k, &mk) || !checked_mul(n, k, &nk) || !checked_mul(m, n, &mn) ||
+      !checked_mul(s, mk, &smk) || !checked_mul(s, nk, &snk) ||
+      !checked_bytes(mn, sizeof(double), &u_bytes))
+    return false;
+  for (int64_t part : {mk, nk, smk, snk}) {
+    if (!checked_add(total, static_cast<size_t>(part), &total)) return false;
+  }
+  if (!checked_add(total, u_bytes, &total) || total > static_cast<size_t>(PTRDIFF_MAX)) return false;
+  *bytes = total;
+  return true;
 }
 
 scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode) {

@@ -5,6 +5,7 @@
 // GPU; it never calls a floating-point GEMM.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,11 @@ void accurate_exponents_from_u(const std::vector<double>& u, int64_t m, int64_t 
                                const std::vector<int>& emax_a, const std::vector<int>& emax_b,
                                const modulus_table& tb, std::vector<int>& ea,
                                std::vector<int>& eb);
+
+// Bytes of scratch reference_dgemm allocates for an m x n x k problem with s moduli; false
+// when that overflows (or exceeds PTRDIFF_MAX). Sizes from callers are checked with it before
+// anything is read or allocated.
+bool reference_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes);
 
 // C = alpha op(A) op(B) + beta C with BLAS semantics (alpha == 0: A, B not read;
 // beta == 0: C not read; k == 0: C = beta C).

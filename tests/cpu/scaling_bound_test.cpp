@@ -251,8 +251,9 @@ TEST_P(ScaleInvariance, ShiftMovesByExactlyMinusEAndResultScalesBy2PowE) {
   const int exps[] = {-900, -301, -300, -40, -1, 1, 37, 40, 300, 900};
   int tested = 0, compared_elements = 0;
 
-  auto run = [&](const host_matrix& a, const host_matrix& b, detail::scaling_result* sc,
-                 host_matrix* c) {
+  // Structured bindings are copied in: C++17 lambdas cannot capture them (clang enforces it).
+  auto run = [&, s = s, mode = mode](const host_matrix& a, const host_matrix& b,
+                                     detail::scaling_result* sc, host_matrix* c) {
     *c = make_matrix(m, n, m + 1, 0.0);
     const detail::gemm_problem p =
         make_problem('N', 'N', m, n, k, a.ptr(), a.ld, b.ptr(), b.ld, c->ptr(), c->ld);
