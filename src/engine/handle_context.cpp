@@ -106,7 +106,14 @@ void* handle_context::workspace(size_t bytes) {
     ws_ = nullptr;
     ws_bytes_ = 0;
   }
-  OZDGEMM_CUDA_TRY(cudaMallocAsync(&ws_, want, stream_));
+  const cudaError_t e = cudaMallocAsync(&ws_, want, stream_);
+  if (e != cudaSuccess) {
+    // An allocation failure is not sticky, but it stays the runtime's "last error": clear it so
+    // the next call's launch checks do not report it as theirs.
+    (void)cudaGetLastError();
+    ws_ = nullptr;
+    OZDGEMM_CUDA_TRY(e);
+  }
   ws_bytes_ = want;
   logger().debug("workspace grown to {} MiB on device {}", want >> 20, device_);
   return ws_;

@@ -28,11 +28,13 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 
 #include "common/error.hpp"
 #include "common/logging.hpp"
+#include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
@@ -72,9 +74,13 @@ struct grow_array {
     if (n <= count) return;
     release();
     void* p = nullptr;
-    const size_t bytes = static_cast<size_t>(n) * sizeof(double);
-    if (Pinned) OZDGEMM_CUDA_TRY(cudaMallocHost(&p, bytes));
-    else OZDGEMM_CUDA_TRY(cudaMalloc(&p, bytes));
+    size_t bytes = 0;
+    if (!checked_bytes(n, sizeof(double), &bytes)) throw std::bad_alloc();
+    cudaError_t e = Pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky; keep later launch checks clean
+      OZDGEMM_CUDA_TRY(e);
+    }
     ptr = static_cast<double*>(p);
     count = n;
   }
