@@ -3,6 +3,7 @@
 # benchmark against NVBLAS, the CRT-kernel measurement and a per-kernel time split. Everything
 # goes to $OUT/a/ and is packed into $OUT/a.tgz (the device tool returns at most 8 files).
 set -uo pipefail
+[[ -e build ]] || ln -s .devbuild build  # scripts/make_devbuild.sh
 W=$OUT/a; mkdir -p "$W"
 export COMMIT=${COMMIT:-unknown}
 bash scripts/gpu_ctest_prepare.sh

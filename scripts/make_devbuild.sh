@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Copies build/ to .devbuild/ without object files and static libraries, which the GPU machine
+# does not need, so that it fits the device tool's 64 MiB carry limit. On the GPU machine:
+#   [[ -e build ]] || ln -s .devbuild build
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rm -rf .devbuild
+cp -a build .devbuild
+find .devbuild \( -name '*.o' -o -name '*.a' -o -name '.ninja_*' \) -delete
+rm -rf .devbuild/Testing .devbuild/CMakeFiles/3.*
+du -sh .devbuild
