@@ -13,7 +13,7 @@ root=$PWD
 cd /work/main
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$W/gpu.txt"
 # 1. GPU tests except the reliability set (the script below runs that).
-ctest --test-dir build -L gpu -E '^gpu_(bad_input|stress|graph|fork|exit|fault|workspace|hidden)|^GpuTest\.Workspace' \
+timeout 200 ctest --test-dir build -L gpu -E '^gpu_(bad_input|stress|graph|fork|exit|fault|workspace|hidden)|^GpuTest\.Workspace' \
   --output-on-failure --output-junit "$W/gpu_ctest.xml" > "$W/gpu_ctest.log" 2>&1
 echo "gpu ctest rc=$?"; tail -4 "$W/gpu_ctest.log"
 cp build/Testing/Temporary/LastTest.log "$W/gpu_ctest_full.log" 2>/dev/null
