@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One GPU-machine call that runs every GPU-side check: all ctest tests labelled gpu (the
+# reliability set included), the reliability script's host-path part and figures, the MPI
+# device-selection check, and compute-sanitizer (memcheck, racecheck, synccheck) over a subset
+# of the GPU GoogleTests. Uses build/ or the slim copy .devbuild/ (scripts/make_devbuild.sh).
+# Everything goes to $OUT/full/, packed into $OUT/full.tgz after each step.
+set -uo pipefail
+[[ -e build ]] || ln -s .devbuild build
+W=$OUT/full; mkdir -p "$W"
+pack() { (cd "$OUT" && tar czf full.tgz full); }
+bash scripts/gpu_ctest_prepare.sh
+cd /work/main
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$W/gpu.txt"
+echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)" | tee -a "$W/gpu.txt"
+
+timeout 330 ctest --test-dir build -L gpu --output-on-failure --output-junit "$W/gpu_ctest.xml" \
+  > "$W/gpu_ctest.log" 2>&1
+echo "gpu ctest rc=$?"; grep -E "tests passed|Failed|\(Failed\)|Not Run|Skipped" "$W/gpu_ctest.log" | head -20
+cp build/tests/reliability/*.log "$W/" 2>/dev/null; pack
+
+OZDGEMM_MODE=emulate LD_LIBRARY_PATH=$PWD/build:$PWD/build/runtime-libs timeout 120 ctest --test-dir build \
+  -R '^interpose_(bad_input_(preloaded|reference)|stress_host_preloaded|no_dgemm_no_cuda|fork_after_dgemm|gpu_hidden_host_calls)$' \
+  --output-on-failure > "$W/reliability_host_emulate.log" 2>&1
+echo "host-side reliability under emulate rc=$?"; tail -3 "$W/reliability_host_emulate.log"
+{ grep -h "cases, .* matched" "$W"/*.log "$W"/gpu_ctest.log 2>/dev/null | sort -u
+  grep -h "stress: " "$W"/*.log 2>/dev/null | sort -u
+  grep -h "injected fault:" "$W"/fault_*.log 2>/dev/null | sort -u; } > "$W/figures.txt"
+cat "$W/figures.txt"; pack
+
+OUT=$W/mpi timeout 120 bash scripts/gpu_mpi_check.sh > "$W/mpi_check.log" 2>&1
+echo "mpi check rc=$? (part 3 needs an MPI runtime)"; grep -E "^ok|FAIL|NOT RUN" "$W/mpi_check.log" | tail -6; pack
+
+if command -v compute-sanitizer > /dev/null; then
+  filter='Cases/BitIdentity.*:GpuTest.ColumnTiles*:GpuTest.BatchedAndLooped*:*Semantics*'
+  for tool in memcheck racecheck synccheck; do
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 build/ozdgemm_gpu_tests \
+      --gtest_filter="$filter" --gtest_brief=1 > "$W/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$W/sanitizer_$tool.log" | tail -3
+  done
+fi
+pack; ls -la "$OUT/full.tgz"
