@@ -221,10 +221,20 @@ void legacy_kernel_stream_case() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(call_s < 2.0, "legacy cublasDgemm blocked the host for %.1f s", call_s);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  cudaMemcpyAsync(got.data(), dc, n * n * 8, cudaMemcpyDeviceToHost, reader);
+  // Read C into pinned memory: a pageable copy may need the runtime's callback thread, which
+  // the host function holds, and would then only complete after the release.
+  double* pinned = nullptr;
+  cudaMallocHost(&pinned, n * n * 8);
+  const auto r0 = std::chrono::steady_clock::now();
+  cudaMemcpyAsync(pinned, dc, n * n * 8, cudaMemcpyDeviceToHost, reader);
   cudaStreamSynchronize(reader);
+  const double read_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  const bool released_before_read = legacy_release.load();
   int early = 0;
-  for (double x : got) early += x != 0.0;
+  for (int e = 0; e < n * n; ++e) early += pinned[e] != 0.0;
+  cudaFreeHost(pinned);
+  CHECK(!released_before_read, "the early read took %.1f s: it waited for the held stream", read_s);
   CHECK(early == 0 || call_s >= 2.0,
         "legacy cublasDgemm did not run on the kernel stream: %d elements written early", early);
   legacy_release = true;
