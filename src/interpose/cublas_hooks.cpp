@@ -117,7 +117,7 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     // The moduli count that ran comes back for the log (auto chooses it per call); 0: auto
     // found no s that meets the target and enqueued nothing that touches C.
     int s_used = 0;
-    const ozdgemm_status_t st = guarded(r.entry, [&] {
+    const ozdgemm_status_t st = guarded("ozdgemm_dgemm", [&] {
       return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
                           r.beta, r.c, r.ldc, opts, false, &s_used);
     });
