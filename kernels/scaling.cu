@@ -1,5 +1,6 @@
 #include "scaling.cuh"
 
+#include "core/auto_ratio.hpp"
 #include "core/element.hpp"
 #include "core/scaling_rules.hpp"
 #include "launch_common.cuh"
@@ -177,6 +178,187 @@ __global__ void row_exponent_kernel(int64_t m, const unsigned long long* row_max
   exp_a[i] = accurate_exponent(accurate_row_headroom(row_max, tb), decode_emax(emax_a_enc[i]));
 }
 
+// ---- Automatic moduli count ----------------------------------------------------------------
+
+// exponent_op plus the exponent sum and nonzero count (auto only: the fixed-s path keeps the
+// lighter exponent_op).
+struct exponent_stats_op {
+  struct acc_t {
+    int emax;
+    uint32_t flags;
+    long long exp_sum;
+    unsigned int nnz;
+    unsigned int pad;
+  };
+  int* emax_enc;
+  uint32_t* flags;
+  unsigned long long* exp_sum;
+  unsigned int* nnz;
+  __device__ acc_t init() const { return {kZeroExponent, 0, 0, 0, 0}; }
+  __device__ void add(acc_t& a, double x, int64_t) const {
+    const int e = exponent_of(x);
+    a.emax = e > a.emax ? e : a.emax;
+    a.flags |= nonfinite_flag(x);
+    if (e != kZeroExponent) {
+      a.exp_sum += e;
+      ++a.nnz;
+    }
+  }
+  __device__ void merge(acc_t& a, const acc_t& b) const {
+    a.emax = b.emax > a.emax ? b.emax : a.emax;
+    a.flags |= b.flags;
+    a.exp_sum += b.exp_sum;
+    a.nnz += b.nnz;
+  }
+  __device__ void commit(int64_t v, const acc_t& a) const {
+    if (a.emax != kZeroExponent) atomicMax(emax_enc + v, a.emax + kExponentBias);
+    if (a.flags != 0) atomicOr(flags + v, a.flags);
+    // Two's complement: an unsigned add accumulates signed sums exactly.
+    if (a.nnz != 0) {
+      atomicAdd(exp_sum + v, static_cast<unsigned long long>(a.exp_sum));
+      atomicAdd(nnz + v, a.nnz);
+    }
+  }
+};
+
+constexpr int kAutoSpan = kMaxModuli - kMinModuli + 1;  // candidate s values
+
+// r_v for exponent e, 0 for a vector the model ignores (zero, non-finite: recomputed in FP64).
+__device__ __forceinline__ double vector_ratio(int64_t k, int emax, uint32_t flags,
+                                               unsigned int nnz, unsigned long long exp_sum,
+                                               int e) {
+  if (emax == kZeroExponent || flags != 0 || nnz == 0) return 0.0;
+  return truncation_ratio(k, nnz, static_cast<long long>(exp_sum), e);
+}
+
+// Warp maximum of r >= 0, then one atomicMax per warp. Every lane of the warp must call it.
+__device__ __forceinline__ void warp_max_commit(double r, unsigned long long* slot) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) {
+    const double o = __shfl_xor_sync(0xFFFFFFFFu, r, mask);
+    r = o > r ? o : r;
+  }
+  if (threadIdx.x % 32 == 0 && r > 0.0)
+    atomicMax(slot, static_cast<unsigned long long>(double_bits(r)));
+}
+
+__global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
+                                  const uint32_t* flags, const unsigned long long* sum_q2,
+                                  const unsigned long long* exp_sum, const unsigned int* nnz,
+                                  auto_bounds b, unsigned long long* worst) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool in = v < nvec;
+  const int emax = in ? decode_emax(emax_enc[v]) : kZeroExponent;
+  const uint32_t fl = in ? flags[v] : 0;
+  const unsigned long long q2 = in ? sum_q2[v] : 0;
+  const unsigned long long es = in ? exp_sum[v] : 0;
+  const unsigned int nz = in ? nnz[v] : 0;
+  for (int s = kMinModuli; s <= kMaxModuli; ++s)
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, fast_exponent(emax, q2, b.bound[s])),
+                    worst + s);
+}
+
+// One block per column j: max_i of U_ij (summed over the k-blocks), as in
+// column_headroom_kernel, kept for every s.
+__global__ void column_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                                  int64_t m_pad, int64_t n_pad, long long* col_max) {
+  for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+    long long best = 0;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      long long sum = 0;
+      for (int64_t blk = 0; blk < nblk; ++blk) sum += u[(blk * n_pad + j) * m_pad + i];
+      best = sum > best ? sum : best;
+    }
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) {
+      const long long o = __shfl_xor_sync(0xFFFFFFFFu, best, mask);
+      best = o > best ? o : best;
+    }
+    __shared__ long long warp_best[32];
+    if (threadIdx.x % 32 == 0) warp_best[threadIdx.x / 32] = best;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+        best = warp_best[w] > best ? warp_best[w] : best;
+      col_max[j] = best;
+    }
+    __syncthreads();
+  }
+}
+
+// Per column j and every s: hB_j(s) (kept for the row pass) and c_j(s).
+__global__ void column_ratio_kernel(int64_t n, int64_t k, const long long* col_max,
+                                    auto_vector_stats st, auto_bounds b, int* head_all,
+                                    unsigned long long* worst) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool in = j < n;
+  const double cm = in ? static_cast<double>(col_max[j]) : 0.0;
+  const int emax = in ? decode_emax(st.emax_enc[j]) : kZeroExponent;
+  const uint32_t fl = in ? st.flags[j] : 0;
+  const unsigned long long es = in ? st.exp_sum[j] : 0;
+  const unsigned int nz = in ? st.nnz[j] : 0;
+  for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+    const int h = accurate_column_headroom(cm, b.bound_accurate[s]);
+    if (in) head_all[(s - kMinModuli) * n + j] = h;
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, accurate_exponent(h, emax)), worst + s);
+  }
+}
+
+// Row maxima of 2^hB_j(s) U_ij for every s, in one pass over U. U_ij is an integer below 2^53
+// and every hB_j(s) lies in [-10, 78] (U_ij < 127^2 2^31 against bound_accurate >= 2^29 at
+// s = 2, and the cap of 78), so 2^h U_ij is a normal double and
+// its bit pattern is U_ij's plus h << 52: exactly scale_pow2 (what row_max_kernel and the host
+// reference compute), at the cost of an integer add. Zero entries stay out of the maximum.
+__global__ void __launch_bounds__(256) row_max_all_kernel(const int32_t* u, int64_t nblk, int64_t m,
+                                                          int64_t n, int64_t m_pad, int64_t n_pad,
+                                                          const int* head_all,
+                                                          unsigned long long* row_max_all) {
+  __shared__ int head[kAutoSpan][kRowChunk];
+  const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
+  const int64_t j1 = j0 + kRowChunk < n ? j0 + kRowChunk : n;
+  for (int idx = threadIdx.x; idx < kAutoSpan * kRowChunk; idx += blockDim.x) {
+    const int t = idx / kRowChunk, jj = idx % kRowChunk;
+    head[t][jj] = j0 + jj < j1 ? head_all[t * n + j0 + jj] : 0;
+  }
+  __syncthreads();
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  unsigned long long best[kAutoSpan];
+#pragma unroll
+  for (int t = 0; t < kAutoSpan; ++t) best[t] = 0;
+  for (int64_t j = j0; j < j1; ++j) {
+    long long sum = 0;
+    for (int64_t blk = 0; blk < nblk; ++blk) sum += u[(blk * n_pad + j) * m_pad + i];
+    if (sum == 0) continue;
+    const unsigned long long bits = double_bits(static_cast<double>(sum));
+#pragma unroll
+    for (int t = 0; t < kAutoSpan; ++t) {
+      const unsigned long long c =
+          bits + (static_cast<unsigned long long>(static_cast<long long>(head[t][j - j0])) << 52);
+      best[t] = c > best[t] ? c : best[t];
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < kAutoSpan; ++t)
+    if (best[t] != 0) atomicMax(row_max_all + t * m + i, best[t]);
+}
+
+// Per row i and every s: hA_i(s) from the row maximum, then r_i(s).
+__global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long* row_max_all,
+                                 auto_vector_stats st, auto_bounds b, unsigned long long* worst) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool in = i < m;
+  const int emax = in ? decode_emax(st.emax_enc[i]) : kZeroExponent;
+  const uint32_t fl = in ? st.flags[i] : 0;
+  const unsigned long long es = in ? st.exp_sum[i] : 0;
+  const unsigned int nz = in ? st.nnz[i] : 0;
+  for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+    const double rm = in ? bits_double(row_max_all[(s - kMinModuli) * m + i]) : 0.0;
+    const int h = accurate_row_headroom(rm, b.bound_accurate[s]);
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, accurate_exponent(h, emax)), worst + s);
+  }
+}
+
 }  // namespace
 
 void launch_vector_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
@@ -212,6 +394,44 @@ void launch_accurate_exponents(const int32_t* u, int64_t nblk, int64_t m, int64_
       u, nblk, m, n, m_pad, n_pad, head_b, row_max_bits);
   row_exponent_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, row_max_bits, emax_a_enc, tb,
                                                             exp_a);
+}
+
+auto_bounds make_auto_bounds() {
+  auto_bounds b{};
+  for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+    b.bound[s] = moduli_for(s).bound;
+    b.bound_accurate[s] = moduli_for(s).bound_accurate;
+  }
+  return b;
+}
+
+void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                              int* emax_enc, uint32_t* flags, unsigned long long* exp_sum,
+                              unsigned int* nnz, cudaStream_t stream) {
+  launch_scan(x, nvec, k, alpha_dev, exponent_stats_op{emax_enc, flags, exp_sum, nnz}, stream);
+}
+
+void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
+                        const unsigned long long* sum_q2, const unsigned long long* exp_sum,
+                        const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
+                        cudaStream_t stream) {
+  fast_ratio_kernel<<<grid_dim(nvec, 256), 256, 0, stream>>>(nvec, k, emax_enc, flags, sum_q2,
+                                                             exp_sum, nnz, b, worst);
+}
+
+void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
+                            int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
+                            const auto_vector_stats& bs, const auto_bounds& b,
+                            long long* col_max, int* head_all, unsigned long long* row_max_all,
+                            unsigned long long* worst_a, unsigned long long* worst_b,
+                            cudaStream_t stream) {
+  column_max_kernel<<<grid_dim(n, 1, 65535), 256, 0, stream>>>(u, nblk, m, n, m_pad, n_pad,
+                                                                col_max);
+  column_ratio_kernel<<<grid_dim(n, 256), 256, 0, stream>>>(n, k, col_max, bs, b, head_all,
+                                                            worst_b);
+  row_max_all_kernel<<<dim3(grid_dim(m, 256), grid_dim(n, kRowChunk, 65535)), 256, 0, stream>>>(
+      u, nblk, m, n, m_pad, n_pad, head_all, row_max_all);
+  row_ratio_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, k, row_max_all, a, b, worst_a);
 }
 
 }  // namespace ozdgemm::detail

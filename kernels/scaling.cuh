@@ -39,4 +39,50 @@ void launch_accurate_exponents(const int32_t* u, int64_t nblk, int64_t m, int64_
                                unsigned long long* row_max_bits, int* exp_a, int* exp_b,
                                cudaStream_t stream);
 
+// ---- Automatic moduli count (core/moduli_choice.hpp; docs/accuracy.md, section 8) ----------
+// The model needs, per vector, the sum of the exponents and the count of its nonzero finite
+// entries, then for every candidate s the worst ratio max_v r_v(s) (core/auto_ratio.hpp) of
+// each operand. The worst ratios are atomicMax'ed on the bit patterns of non-negative doubles
+// (which order like the values) into arrays indexed by s, [0, kMaxModuli]; the host reads the
+// 2 x 21 words back and runs choose_moduli, the code the host reference runs.
+
+// The only moduli-dependent inputs of the scaling rules, for every s (index s; 0, 1 unused).
+struct auto_bounds {
+  double bound[kMaxModuli + 1];           // modulus_table::bound
+  double bound_accurate[kMaxModuli + 1];  // modulus_table::bound_accurate
+};
+auto_bounds make_auto_bounds();
+
+// launch_vector_scan plus exp_sum[v] += sum of exponent_of(x_vl) and nnz[v] += count, over
+// nonzero finite entries (all four arrays zeroed beforehand). Integer atomics: deterministic.
+void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                              int* emax_enc, uint32_t* flags, unsigned long long* exp_sum,
+                              unsigned int* nnz, cudaStream_t stream);
+
+// fast mode: worst[s] = bits of max_v r_v(s), e_v(s) = fast_exponent(emax_v, Q_v, bound(s)),
+// for s in [kMinModuli, kMaxModuli] (worst zeroed beforehand).
+void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
+                        const unsigned long long* sum_q2, const unsigned long long* exp_sum,
+                        const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
+                        cudaStream_t stream);
+
+// The per-vector statistics of one operand, for launch_accurate_ratios.
+struct auto_vector_stats {
+  const int* emax_enc;
+  const uint32_t* flags;
+  const unsigned long long* exp_sum;
+  const unsigned int* nnz;
+};
+
+// accurate mode, from U as for launch_accurate_exponents: for every s, the column headroom
+// and exponents of B, the row maxima of 2^hB_j(s) U_ij and the exponents of A, reduced to the
+// worst ratios worst_a[s], worst_b[s]. Scratch: col_max (n), head_all (19 n), row_max_all
+// (19 m, zeroed beforehand); worst_a, worst_b zeroed beforehand. One pass over U for all s.
+void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
+                            int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
+                            const auto_vector_stats& bs, const auto_bounds& b,
+                            long long* col_max, int* head_all, unsigned long long* row_max_all,
+                            unsigned long long* worst_a, unsigned long long* worst_b,
+                            cudaStream_t stream);
+
 }  // namespace ozdgemm::detail

@@ -40,7 +40,12 @@ typedef enum ozdgemm_scaling {
  * OZDGEMM_ACCURACY_MAX (as close to correctly rounded as 20 moduli allow) or a number of
  * bits b in [1, 200] (predicted error <= 2^-b (|A||B|)_ij). `accuracy` is read only when
  * num_moduli == OZDGEMM_MODULI_AUTO, so callers built before it existed are unaffected.
- * Auto is implemented by ozdgemm_dgemm_reference; ozdgemm_dgemm rejects it for now. */
+ * On the GPU (ozdgemm_dgemm), auto adds one small device-to-host copy and one synchronisation
+ * of the handle's stream per call (the chosen s decides how many INT8 GEMMs are launched) and
+ * reserves the workspace of s = 20. When no s meets the target, and on a stream being captured
+ * into a CUDA graph (where it cannot synchronise), the call runs native cublasDgemm on the
+ * caller's handle (its stream and pointer mode; the handle is not modified) and logs why at
+ * info level; ozdgemm_dgemm_ex reports which s ran. Fixed s never synchronises. */
 #define OZDGEMM_MODULI_AUTO 0
 #define OZDGEMM_ACCURACY_NATIVE 0
 #define OZDGEMM_ACCURACY_MAX (-1)
@@ -76,6 +81,18 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
                                            int64_t lda, const double* B, int64_t ldb,
                                            const double* beta, double* C, int64_t ldc,
                                            ozdgemm_options_t options);
+
+/* ozdgemm_dgemm, and *num_moduli_used (if not null) receives the moduli count that ran:
+ * options.num_moduli, or with OZDGEMM_MODULI_AUTO the chosen s, or 0 when the call ran native
+ * cublasDgemm instead (no s in [2, 20] meets the target, or stream capture; see above). Set
+ * to 0 on any error. The result is bit-identical to ozdgemm_dgemm_reference with the same
+ * options. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOperation_t transa,
+                                              cublasOperation_t transb, int64_t m, int64_t n,
+                                              int64_t k, const double* alpha, const double* A,
+                                              int64_t lda, const double* B, int64_t ldb,
+                                              const double* beta, double* C, int64_t ldc,
+                                              ozdgemm_options_t options, int* num_moduli_used);
 
 /* The same computation on host memory by the bit-exact CPU reference (integer loops; slow,
  * O(s m n k)). alpha and beta are host values. Output is bit-identical to ozdgemm_dgemm for

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
 #include "common/error.hpp"
 #include "common/logging.hpp"
@@ -72,7 +73,112 @@ scaling_mode to_mode(ozdgemm_scaling_t s) {
 // Dimensions handed to the 32-bit cuBLAS INT8 GEMM after padding.
 constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1 - kPad;
 
+thread_local bool native_fallback_active = false;
+
+// The automatic moduli count's fallback: native cublasDgemm with the caller's own arguments on
+// the caller's handle (its stream and pointer mode apply as they are; nothing is changed).
+void native_dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                  int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
+                  int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
+                  int64_t ldc) {
+  struct scope {
+    scope() { native_fallback_active = true; }
+    ~scope() { native_fallback_active = false; }
+  } guard;
+  OZDGEMM_CUBLAS_TRY(cublasDgemm_v2_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                                       beta, C, ldc));
+}
+
+bool stream_captured(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace
+
+bool in_native_fallback() noexcept { return native_fallback_active; }
+
+ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                              const double* alpha, const double* A, int64_t lda, const double* B,
+                              int64_t ldb, const double* beta, double* C, int64_t ldc,
+                              ozdgemm_options_t options, bool run_native, int* s_used) {
+  if (s_used != nullptr) *s_used = 0;
+  if (handle == nullptr) return OZDGEMM_STATUS_NOT_INITIALIZED;
+  const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
+  accuracy_target target;
+  ozdgemm_options_t checked = options;
+  if (automatic) {
+    if (!auto_target(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
+    checked.num_moduli = kMinModuli;  // the scaling field's check
+  }
+  op_kind oa, ob;
+  if (!parse_op(transa, &oa) || !parse_op(transb, &ob) ||
+      !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) || !valid_options(checked) ||
+      alpha == nullptr || beta == nullptr)
+    return OZDGEMM_STATUS_INVALID_VALUE;
+  // Trivial calls: any s gives the BLAS result; report the smallest, as the host reference.
+  const int trivial_s = automatic ? kMinModuli : options.num_moduli;
+  if (m == 0 || n == 0) {
+    if (s_used != nullptr) *s_used = trivial_s;
+    return OZDGEMM_STATUS_SUCCESS;
+  }
+  if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return OZDGEMM_STATUS_INVALID_VALUE;
+  if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, true))
+    return OZDGEMM_STATUS_INVALID_VALUE;
+  // Sized before the handle is touched: a workspace that cannot even be counted is an
+  // allocation failure (the interposer then runs the native routine).
+  const scaling_mode mode = to_mode(options.scaling);
+  size_t ws_bytes = 0;
+  if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes)) {
+    logger().info("ozdgemm_dgemm: m={} n={} k={} needs more workspace than can be addressed",
+                  m, n, k);
+    return OZDGEMM_STATUS_ALLOC_FAILED;
+  }
+
+  cudaStream_t stream = nullptr;
+  OZDGEMM_CUBLAS_TRY(cublasGetStream(handle, &stream));
+  cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+  OZDGEMM_CUBLAS_TRY(cublasGetPointerMode(handle, &pm));
+  const bool dev = pm == CUBLAS_POINTER_MODE_DEVICE;
+  const scalar_arg a_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
+  const scalar_arg b_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};
+
+  // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels,
+  // which then read neither A nor B.)
+  if (k == 0 || (!dev && a_arg.host == 0.0)) {
+    launch_scale_c(C, ldc, m, n, b_arg, stream);
+    OZDGEMM_CHECK_LAUNCH();
+    if (s_used != nullptr) *s_used = trivial_s;
+    return OZDGEMM_STATUS_SUCCESS;
+  }
+
+  int s = 0;
+  moduli_choice choice;
+  if (automatic && stream_captured(stream)) {
+    // Checked before the workspace, which may not grow under capture either.
+    choice.why = "the choice needs a host synchronisation and the stream is being captured";
+  } else {
+    const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
+    auto ctx = context_for(handle);
+    std::lock_guard<std::mutex> lock(ctx->mutex());
+    ctx->begin(stream);
+    void* ws = ctx->workspace(ws_bytes);
+    device_gemm call{p, a_arg, b_arg, options.num_moduli, mode, stream, ctx->cublas(), nullptr};
+    call.target = target;
+    s = enqueue_emulation(call, ws, &choice);
+    ctx->end();
+  }
+  if (s_used != nullptr) *s_used = s;
+  if (s != 0) return OZDGEMM_STATUS_SUCCESS;
+  logger().info("ozdgemm_dgemm: auto moduli (target {}): native cublasDgemm for this call: {}",
+                accuracy_target_name(target), choice.why);
+  if (run_native)
+    native_dgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return OZDGEMM_STATUS_SUCCESS;
+}
+
 }  // namespace ozdgemm::detail
 
 using namespace ozdgemm::detail;
@@ -90,52 +196,20 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
                                            const double* beta, double* C, int64_t ldc,
                                            ozdgemm_options_t options) {
   return guarded("ozdgemm_dgemm", [&]() -> ozdgemm_status_t {
-    if (handle == nullptr) return OZDGEMM_STATUS_NOT_INITIALIZED;
-    op_kind oa, ob;
-    if (!parse_op(transa, &oa) || !parse_op(transb, &ob) ||
-        !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) || !valid_options(options) ||
-        alpha == nullptr || beta == nullptr)
-      return OZDGEMM_STATUS_INVALID_VALUE;
-    if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
-    if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return OZDGEMM_STATUS_INVALID_VALUE;
-    if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, true))
-      return OZDGEMM_STATUS_INVALID_VALUE;
-    // Sized before the handle is touched: a workspace that cannot even be counted is an
-    // allocation failure (the interposer then runs the native routine).
-    const scaling_mode mode = to_mode(options.scaling);
-    size_t ws_bytes = 0;
-    if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes)) {
-      logger().info("ozdgemm_dgemm: m={} n={} k={} needs more workspace than can be addressed",
-                    m, n, k);
-      return OZDGEMM_STATUS_ALLOC_FAILED;
-    }
+    return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true, nullptr);
+  });
+}
 
-    cudaStream_t stream = nullptr;
-    OZDGEMM_CUBLAS_TRY(cublasGetStream(handle, &stream));
-    cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
-    OZDGEMM_CUBLAS_TRY(cublasGetPointerMode(handle, &pm));
-    const bool dev = pm == CUBLAS_POINTER_MODE_DEVICE;
-    const scalar_arg a_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
-    const scalar_arg b_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};
-
-    // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels,
-    // which then read neither A nor B.)
-    if (k == 0 || (!dev && a_arg.host == 0.0)) {
-      launch_scale_c(C, ldc, m, n, b_arg, stream);
-      OZDGEMM_CHECK_LAUNCH();
-      return OZDGEMM_STATUS_SUCCESS;
-    }
-
-    const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
-    auto ctx = context_for(handle);
-    std::lock_guard<std::mutex> lock(ctx->mutex());
-    ctx->begin(stream);
-    void* ws = ctx->workspace(ws_bytes);
-    enqueue_emulation(device_gemm{p, a_arg, b_arg, options.num_moduli, mode, stream,
-                                  ctx->cublas(), nullptr},
-                      ws);
-    ctx->end();
-    return OZDGEMM_STATUS_SUCCESS;
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOperation_t transa,
+                                              cublasOperation_t transb, int64_t m, int64_t n,
+                                              int64_t k, const double* alpha, const double* A,
+                                              int64_t lda, const double* B, int64_t ldb,
+                                              const double* beta, double* C, int64_t ldc,
+                                              ozdgemm_options_t options, int* num_moduli_used) {
+  return guarded("ozdgemm_dgemm_ex", [&]() -> ozdgemm_status_t {
+    return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true, num_moduli_used);
   });
 }
 

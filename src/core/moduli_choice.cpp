@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/auto_ratio.hpp"
 #include "core/moduli.hpp"
 
 namespace ozdgemm::detail {
@@ -41,11 +42,8 @@ double worst_truncation_ratio(int64_t k, const vector_stats_for_choice& st,
   double worst = 0.0;
   for (size_t v = 0; v < st.emax.size(); ++v) {
     if (st.emax[v] == kZeroExponent || st.flags[v] != 0 || st.nnz[v] == 0) continue;
-    // Rounding is irrelevant for a model; the exponents stay far inside the double range.
-    const double mean_exp = static_cast<double>(st.exp_sum[v]) / static_cast<double>(st.nnz[v]);
-    const double r = static_cast<double>(k) / static_cast<double>(st.nnz[v]) *
-                     std::exp2(-static_cast<double>(exps[v]) - mean_exp);
-    worst = std::max(worst, r);
+    // The same operations as the device (core/auto_ratio.hpp), so both choose the same s.
+    worst = std::max(worst, truncation_ratio(k, st.nnz[v], st.exp_sum[v], exps[v]));
   }
   return worst;
 }

@@ -66,24 +66,39 @@ OZDGEMM_HD int largest_shift(double v, double limit, int step) {
   return g;
 }
 
-OZDGEMM_HD int fast_exponent(int emax, uint64_t sum_q2, const modulus_table& tb) {
+// The rules below depend on the moduli only through tb.bound (fast) or tb.bound_accurate
+// (accurate); the overloads taking that double let the automatic moduli count evaluate every s
+// in one kernel without passing 19 tables.
+OZDGEMM_HD int fast_exponent(int emax, uint64_t sum_q2, double bound) {
   if (emax == kZeroExponent || sum_q2 == 0) return 0;
-  const int g = largest_shift(u64_to_double_up(sum_q2), tb.bound, 2);
+  const int g = largest_shift(u64_to_double_up(sum_q2), bound, 2);
   return g - emax - 1 + kNormBits;
 }
 
+OZDGEMM_HD int fast_exponent(int emax, uint64_t sum_q2, const modulus_table& tb) {
+  return fast_exponent(emax, sum_q2, tb.bound);
+}
+
 // hB_j from the column maximum of U (exact, as a double).
-OZDGEMM_HD int accurate_column_headroom(double col_max_u, const modulus_table& tb) {
+OZDGEMM_HD int accurate_column_headroom(double col_max_u, double bound_accurate) {
   if (col_max_u == 0.0) return kMaxScaledBits;
-  const int h = largest_shift(col_max_u, tb.bound_accurate, 2);
+  const int h = largest_shift(col_max_u, bound_accurate, 2);
   return h < kMaxScaledBits ? h : kMaxScaledBits;
 }
 
+OZDGEMM_HD int accurate_column_headroom(double col_max_u, const modulus_table& tb) {
+  return accurate_column_headroom(col_max_u, tb.bound_accurate);
+}
+
 // hA_i from max_j 2^hB_j U_ij.
-OZDGEMM_HD int accurate_row_headroom(double row_max_scaled_u, const modulus_table& tb) {
+OZDGEMM_HD int accurate_row_headroom(double row_max_scaled_u, double bound_accurate) {
   if (row_max_scaled_u == 0.0) return kMaxScaledBits;
-  const int h = largest_shift(row_max_scaled_u, tb.bound_accurate, 1);
+  const int h = largest_shift(row_max_scaled_u, bound_accurate, 1);
   return h < kMaxScaledBits ? h : kMaxScaledBits;
+}
+
+OZDGEMM_HD int accurate_row_headroom(double row_max_scaled_u, const modulus_table& tb) {
+  return accurate_row_headroom(row_max_scaled_u, tb.bound_accurate);
 }
 
 OZDGEMM_HD int accurate_exponent(int headroom, int emax) {

@@ -68,6 +68,8 @@ struct layout {
   int* emax_a;
   uint32_t* flags_a;
   unsigned long long* sum_q2_a;  // fast
+  unsigned long long* exp_sum_a;  // auto only (null otherwise), likewise below
+  unsigned int* nnz_a;
   size_t a_zeroed_end;
   int* exp_a;
   int8_t* res_a;  // [s][m_pad][k_pad]
@@ -76,6 +78,10 @@ struct layout {
   uint32_t* flags_b;
   unsigned long long* sum_q2_b;  // fast
   unsigned long long* row_max;   // accurate
+  unsigned long long* exp_sum_b;
+  unsigned int* nnz_b;
+  unsigned long long* worst;        // [2][kMaxModuli + 1]: worst ratios of A, then of B
+  unsigned long long* row_max_all;  // accurate: [19][m]
   size_t b_zeroed_end;
   // Written before they are read.
   int* exp_b;
@@ -85,6 +91,8 @@ struct layout {
   int32_t* bound_u;
   int8_t* res_b;  // [s][n_pad][k_pad]
   int32_t* prod;  // [s][n_pad][m_pad]
+  long long* col_max;  // auto, accurate: [n]
+  int* head_all;       // auto, accurate: [19][n]
   size_t total_bytes;
   bool fits;  // false: some size overflowed; nothing above may be used
 };
@@ -93,7 +101,10 @@ struct layout {
 // not be allocated anyway.
 constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
-layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode) {
+// `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged).
+layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
+                   bool automatic = false) {
+  constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   layout L{};
   if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
       s < 0) {
@@ -109,6 +120,10 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.emax_a = c.take<int>(m);
   L.flags_a = c.take<uint32_t>(m);
   L.sum_q2_a = c.take<unsigned long long>(accurate ? 0 : m);
+  if (automatic) {
+    L.exp_sum_a = c.take<unsigned long long>(m);
+    L.nnz_a = c.take<unsigned int>(m);
+  }
   L.a_zeroed_end = c.used();
   L.exp_a = c.take<int>(m);
   L.res_a = c.take<int8_t>(c.count(s, L.m_pad, L.k_pad));
@@ -117,6 +132,12 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.flags_b = c.take<uint32_t>(n);
   L.sum_q2_b = c.take<unsigned long long>(accurate ? 0 : n);
   L.row_max = c.take<unsigned long long>(accurate ? m : 0);
+  if (automatic) {
+    L.exp_sum_b = c.take<unsigned long long>(n);
+    L.nnz_b = c.take<unsigned int>(n);
+    L.worst = c.take<unsigned long long>(2 * (kMaxModuli + 1));
+    L.row_max_all = c.take<unsigned long long>(accurate ? c.count(kSpan, m) : 0);
+  }
   L.b_zeroed_end = c.used();
   L.exp_b = c.take<int>(n);
   L.head_b = c.take<int>(accurate ? n : 0);
@@ -125,6 +146,10 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.bound_u = c.take<int32_t>(accurate ? c.count(L.nblk, L.m_pad, L.n_pad) : 0);
   L.res_b = c.take<int8_t>(c.count(s, L.n_pad, L.k_pad));
   L.prod = c.take<int32_t>(c.count(s, L.m_pad, L.n_pad));
+  if (automatic && accurate) {
+    L.col_max = c.take<long long>(n);
+    L.head_all = c.take<int>(c.count(kSpan, n));
+  }
   L.total_bytes = c.used();
   L.fits = c.ok();
   return L;
@@ -168,11 +193,49 @@ void record(cudaEvent_t e, cudaStream_t s) {
   if (e != nullptr) OZDGEMM_CUDA_TRY(cudaEventRecord(e, s));
 }
 
+// The automatic moduli count, between the scaling statistics and the exponents: the worst
+// ratios for every s, one small copy to the host and a stream synchronisation (the number of
+// INT8 GEMMs to launch depends on the answer), then the host's chooser.
+moduli_choice choose_on_device(const device_gemm& call, const layout& L) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  const auto_bounds b = make_auto_bounds();
+  unsigned long long* worst_a = L.worst;
+  unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
+  if (call.mode == scaling_mode::fast) {
+    launch_fast_ratios(p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, b,
+                       worst_a, st);
+    launch_fast_ratios(p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, b,
+                       worst_b, st);
+  } else {
+    launch_accurate_ratios(L.bound_u, L.nblk, p.m, p.n, p.k, L.m_pad, L.n_pad,
+                           auto_vector_stats{L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a},
+                           auto_vector_stats{L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b}, b,
+                           L.col_max, L.head_all, L.row_max_all, worst_a, worst_b, st);
+  }
+  OZDGEMM_CHECK_LAUNCH();
+  unsigned long long host[2][kMaxModuli + 1];
+  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(host, L.worst, sizeof host, cudaMemcpyDeviceToHost, st));
+  OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
+  // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
+  return choose_moduli(call.target, p.k, [&](int s) {
+    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]));
+  });
+}
+
+bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace
 
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
                                scaling_mode mode, size_t* bytes) noexcept {
-  const layout L = make_layout(nullptr, m, n, k, num_moduli, mode);
+  const bool automatic = num_moduli == kAutoModuli;
+  const layout L =
+      make_layout(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode, automatic);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
@@ -186,19 +249,31 @@ size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli
   return bytes;
 }
 
-void enqueue_emulation(const device_gemm& call, void* workspace) {
+int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* choice) {
   const gemm_problem& p = call.p;
-  const modulus_table& tb = moduli_for(call.num_moduli);
-  const int s = tb.s;
-  const layout L = make_layout(workspace, p.m, p.n, p.k, s, call.mode);
+  const bool automatic = call.num_moduli == kAutoModuli;
+  const bool fast = call.mode == scaling_mode::fast;
+  if (call.reuse_a && !fast)
+    throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
+  if (call.reuse_a && automatic)
+    throw std::invalid_argument("reuse_a needs a fixed moduli count: auto may choose another s");
+  if (automatic && stream_capturing(call.stream)) {
+    if (choice != nullptr) {
+      *choice = moduli_choice{};
+      choice->why = "automatic moduli count needs a host synchronisation; the stream is being "
+                    "captured into a CUDA graph";
+    }
+    return 0;
+  }
+  // Auto: the layout of s = 20 (its s-dependent arrays hold any s <= 20 at the same offsets,
+  // plane t at t times the plane size), and the table of the chosen s once it is known.
+  const modulus_table* tb = automatic ? nullptr : &moduli_for(call.num_moduli);
+  const layout L = make_layout(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s,
+                               call.mode, automatic);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const double* alpha_dev = call.alpha.dev;
   stage_events* ev = call.events;
-
-  const bool fast = call.mode == scaling_mode::fast;
-  if (call.reuse_a && !fast)
-    throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
   const bool prepare_a = !call.reuse_a;
   char* ws = static_cast<char*>(workspace);
 
@@ -208,19 +283,30 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
       cudaMemsetAsync(ws + L.b_zeroed_begin, 0, L.b_zeroed_end - L.b_zeroed_begin, st));
 
   // 1. Scaling.
-  if (prepare_a) launch_vector_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, st);
-  OZDGEMM_CHECK_LAUNCH();
-  launch_vector_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, st);
+  if (automatic) {
+    launch_vector_scan_stats(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, L.exp_sum_a,
+                             L.nnz_a, st);
+    launch_vector_scan_stats(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, L.exp_sum_b,
+                             L.nnz_b, st);
+  } else {
+    if (prepare_a) launch_vector_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, st);
+    OZDGEMM_CHECK_LAUNCH();
+    launch_vector_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, st);
+  }
   OZDGEMM_CHECK_LAUNCH();
   if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected
     throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: kernel launch failed");
-  if (fast) {
+  if (fast && automatic) {
+    launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
+    launch_norm_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.sum_q2_b, st);
+    OZDGEMM_CHECK_LAUNCH();
+  } else if (fast) {
     if (prepare_a) {
       launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
-      launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, tb, L.exp_a, st);
+      launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
     }
     launch_norm_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.sum_q2_b, st);
-    launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, tb, L.exp_b, st);
+    launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, *tb, L.exp_b, st);
     OZDGEMM_CHECK_LAUNCH();
   } else {
     launch_bound_quantize(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.emax_a, L.bound_a, st);
@@ -232,15 +318,35 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
       int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.bound_a, L.bound_b,
                 L.bound_u + blk * L.m_pad * L.n_pad, 1, false);
     }
-    launch_accurate_exponents(L.bound_u, L.nblk, p.m, p.n, L.m_pad, L.n_pad, L.emax_a, L.emax_b,
-                              tb, L.head_b, L.row_max, L.exp_a, L.exp_b, st);
+    if (!automatic) {
+      launch_accurate_exponents(L.bound_u, L.nblk, p.m, p.n, L.m_pad, L.n_pad, L.emax_a,
+                                L.emax_b, *tb, L.head_b, L.row_max, L.exp_a, L.exp_b, st);
+      OZDGEMM_CHECK_LAUNCH();
+    }
+  }
+
+  // Auto: choose s (one synchronisation), then the exponents for it, as the fixed path does.
+  int s = automatic ? 0 : tb->s;
+  if (automatic) {
+    const moduli_choice c = choose_on_device(call, L);
+    if (choice != nullptr) *choice = c;
+    if (c.s == 0) return 0;
+    s = c.s;
+    tb = &moduli_for(s);
+    if (fast) {
+      launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
+      launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, *tb, L.exp_b, st);
+    } else {
+      launch_accurate_exponents(L.bound_u, L.nblk, p.m, p.n, L.m_pad, L.n_pad, L.emax_a,
+                                L.emax_b, *tb, L.head_b, L.row_max, L.exp_a, L.exp_b, st);
+    }
     OZDGEMM_CHECK_LAUNCH();
   }
 
   // 2. Residues.
   if (prepare_a)
-    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, tb, L.res_a, st);
-  launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, tb, L.res_b, st);
+    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, *tb, L.res_a, st);
+  launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, *tb, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);
 
@@ -250,7 +356,7 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
     if (blk > 0) {
-      launch_fold(L.prod, L.m_pad * L.n_pad, tb, st);
+      launch_fold(L.prod, L.m_pad * L.n_pad, *tb, st);
       OZDGEMM_CHECK_LAUNCH();
     }
     if (batched_gemms(call.batching, L.m_pad, L.n_pad, L.k_pad)) {
@@ -268,9 +374,10 @@ void enqueue_emulation(const device_gemm& call, void* workspace) {
   // 4. Reduction + CRT + inverse scaling + alpha/beta.
   const crt_args args{L.prod,    L.m_pad,   L.n_pad, L.exp_a, L.exp_b,
                       L.flags_a, L.flags_b, p.a,     p.b};
-  launch_crt(p, args, tb, call.alpha, call.beta, st);
+  launch_crt(p, args, *tb, call.alpha, call.beta, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
+  return s;
 }
 
 }  // namespace ozdgemm::detail

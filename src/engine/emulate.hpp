@@ -1,5 +1,5 @@
 // The GPU pipeline of Ozaki Scheme II for one call, enqueued on one stream with no host
-// synchronisation:
+// synchronisation (fixed s; the automatic moduli count synchronises once, see below):
 //   1. scaling: per-vector exponent scan, then the fast (norm) or accurate (INT8 bound GEMM)
 //      exponents;
 //   2. residues: s INT8 planes per operand;
@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "core/gemm_problem.hpp"
+#include "core/moduli_choice.hpp"
 #include "core/scalar.hpp"
 #include "core/scaling_rules.hpp"
 
@@ -26,6 +27,16 @@ struct stage_events {
 
 // How the s modulus GEMMs are issued: automatic picks by size (emulate.cpp says why).
 enum class gemm_batching { automatic, batched, looped };
+
+// device_gemm::num_moduli for the automatic moduli count (= OZDGEMM_MODULI_AUTO). The scaling
+// pass also reduces the model's statistics (kernels/scaling.cuh); the 2 x 21 worst ratios come
+// back to the host in one small device-to-host copy followed by a stream synchronisation (s
+// fixes how many INT8 GEMMs are launched, so the host must know it before launching them);
+// the host runs choose_moduli (core/moduli_choice.hpp), the code the host reference runs, then
+// enqueues the exponents, residues, GEMMs and CRT for that s. The fixed-s path is untouched
+// and never synchronises. Not possible under stream capture (no synchronisation there): the
+// call then chooses nothing (s = 0) and says why.
+inline constexpr int kAutoModuli = 0;
 
 struct device_gemm {
   gemm_problem p;  // device pointers; m, n, k > 0
@@ -41,17 +52,25 @@ struct device_gemm {
   // scaling only: there each row's exponent depends on that row alone, so the result is
   // bit-identical to one call over all columns. The host path's column tiles use it.
   bool reuse_a = false;
+  // Read only when num_moduli == kAutoModuli.
+  accuracy_target target{};
 };
 
-// Workspace the call needs, in bytes. The sizes may come from callers: false when the
-// count overflows (or exceeds PTRDIFF_MAX), checked before anything is allocated.
+// Workspace the call needs, in bytes (kAutoModuli: the workspace of s = 20 plus the model's
+// arrays; the choice comes after the scaling pass, whose results must stay where they are).
+// The sizes may come from callers: false when the count overflows (or exceeds PTRDIFF_MAX),
+// checked before anything is allocated.
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
                                scaling_mode mode, size_t* bytes) noexcept;
 // The same for sizes known to fit; throws std::length_error when they do not.
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
                                  scaling_mode mode);
 
-// Enqueues the whole pipeline. Throws cuda_error / cublas_error on failure.
-void enqueue_emulation(const device_gemm& call, void* workspace);
+// Enqueues the whole pipeline and returns the moduli count used: call.num_moduli, or for
+// kAutoModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the stream is being
+// captured): then only the scaling statistics were enqueued, C is untouched and the caller
+// must run native DGEMM. `choice` (optional) receives the chooser's record (predicted error,
+// target, why). Throws cuda_error / cublas_error on failure.
+int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* choice = nullptr);
 
 }  // namespace ozdgemm::detail

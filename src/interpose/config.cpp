@@ -67,8 +67,18 @@ config load() {
   }
   if (const char* v = env("OZDGEMM_MODULI")) {
     long long s = 0;
-    if (parse_long(v, &s) && s >= kMinModuli && s <= kMaxModuli) c.num_moduli = static_cast<int>(s);
-    else invalid("OZDGEMM_MODULI", v, "an integer in 2..20", std::to_string(c.num_moduli));
+    if (parse_long(v, &s) && s >= kMinModuli && s <= kMaxModuli) {
+      c.num_moduli = static_cast<int>(s);
+    } else if (std::strcmp(v, "auto") == 0) {
+      c.moduli_auto = true;
+      c.num_moduli = kAutoModuliEstimate;
+    } else {
+      invalid("OZDGEMM_MODULI", v, "an integer in 2..20 or auto", std::to_string(c.num_moduli));
+    }
+  }
+  if (const char* v = env("OZDGEMM_ACCURACY")) {
+    if (!parse_accuracy_target(v, &c.accuracy))
+      invalid("OZDGEMM_ACCURACY", v, "native|max|a number of bits in 1..200", "native");
   }
   if (const char* v = env("OZDGEMM_SCALING")) {
     if (std::strcmp(v, "fast") == 0) c.scaling = scaling_mode::fast;

@@ -3,7 +3,12 @@
 // default; nothing here can fail.
 //
 //   OZDGEMM_MODE          auto | emulate | native                    (auto)
-//   OZDGEMM_MODULI        2..20                                       (14)
+//   OZDGEMM_MODULI        2..20 | auto                                (14)
+//                         auto: per device call, the smallest s whose predicted error meets
+//                         OZDGEMM_ACCURACY (docs/accuracy.md); native cublasDgemm when none
+//                         does. Host-memory calls (cblas_dgemm, dgemm_) keep a fixed count
+//                         under auto: kAutoModuliEstimate (16)
+//   OZDGEMM_ACCURACY      native | max | bits 1..200: auto's target     (native)
 //   OZDGEMM_SCALING       fast | accurate                             (accurate)
 //   OZDGEMM_LOG_LEVEL     off | error | warn | info | debug | trace   (warn; src/common/logging)
 //   OZDGEMM_LOG_FILE      path                                        (stderr; src/common/logging)
@@ -24,11 +29,17 @@
 #include <cstddef>
 #include <string>
 
+#include "core/moduli_choice.hpp"
 #include "core/scaling_rules.hpp"
 
 namespace ozdgemm::detail {
 
 enum class run_mode { automatic, emulate, native };
+
+// The moduli count OZDGEMM_MODULI=auto is assumed to need where one must be known before the
+// call (the performance model of decision.cpp, the host path's fixed count): conservative, the
+// auto choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md, section 6).
+inline constexpr int kAutoModuliEstimate = 16;
 
 struct config {
   run_mode mode = run_mode::automatic;
@@ -41,6 +52,9 @@ struct config {
   int host_threads = 0;        // 0: chosen from the hardware
   long long host_tile = 0;     // 0: chosen by size
   size_t max_workspace = 0;  // bytes; 0 = no cap (engine/handle_context.hpp)
+  // OZDGEMM_MODULI=auto (num_moduli is then kAutoModuliEstimate) and its target.
+  bool moduli_auto = false;
+  accuracy_target accuracy{};
 };
 
 const config& settings();

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
@@ -62,7 +63,8 @@ const char* unsupported(const device_request& r) {
 // OZDGEMM_MAX_WORKSPACE, a graph capture before the workspace is large enough, 90% of the
 // free device memory). Such a call goes native up front, with its reason on the decision line.
 const char* workspace_unavailable(const device_request& r, const config& cfg) {
-  const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling);
+  const size_t bytes = emulation_workspace_bytes(
+      r.m, r.n, r.k, cfg.moduli_auto ? kAutoModuli : cfg.num_moduli, cfg.scaling);
   cudaStream_t stream = nullptr;
   if (cublasGetStream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
   return workspace_refusal(r.handle, stream, bytes);
@@ -71,7 +73,8 @@ const char* workspace_unavailable(const device_request& r, const config& cfg) {
 // Runs the emulation or `native()` (a callable forwarding the original call).
 template <class Native>
 cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
-  if (inside_interception()) return native();
+  // The library's own native fallback (api/dgemm_internal.hpp) also comes through here.
+  if (inside_interception() || in_native_fallback()) return native();
   interception_scope scope;
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] {
@@ -91,7 +94,7 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
       log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0, 0, seconds()});
       return st;
     }
-    pred = predict_device(r.m, r.n, r.k, cfg.num_moduli, cfg.scaling, true);
+    pred = predict_device(r.m, r.n, r.k, cfg.moduli_auto ? 0 : cfg.num_moduli, cfg.scaling, true);
     const decision d = decide(cfg, pred, r.m, r.n, r.k);
     if (!d.emulate) {
       const cublasStatus_t st = native();
@@ -105,15 +108,30 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
                 pred.emulated_ms, seconds()});
       return st;
     }
-    const ozdgemm_options_t opts{cfg.num_moduli, cfg.scaling == scaling_mode::fast
-                                                     ? OZDGEMM_SCALING_FAST
-                                                     : OZDGEMM_SCALING_ACCURATE,
-                               OZDGEMM_ACCURACY_NATIVE};
-    const ozdgemm_status_t st = ozdgemm_dgemm(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a,
-                                              r.lda, r.b, r.ldb, r.beta, r.c, r.ldc, opts);
+    const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
+                         : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
+                                                                    : OZDGEMM_ACCURACY_NATIVE;
+    const ozdgemm_options_t opts{cfg.moduli_auto ? OZDGEMM_MODULI_AUTO : cfg.num_moduli,
+                                 cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST
+                                                                   : OZDGEMM_SCALING_ACCURATE,
+                                 accuracy};
+    // The moduli count that ran comes back for the log (auto chooses it per call); 0: auto
+    // found no s that meets the target and enqueued nothing that touches C.
+    int s_used = 0;
+    const ozdgemm_status_t st = guarded("ozdgemm_dgemm", [&] {
+      return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
+                          r.beta, r.c, r.ldc, opts, false, &s_used);
+    });
+    if (st == OZDGEMM_STATUS_SUCCESS && s_used == 0) {
+      const cublasStatus_t nst = native();
+      log_call({r.entry, r.m, r.n, r.k, outcome::native,
+                "auto moduli: no s <= 20 meets OZDGEMM_ACCURACY", 0, pred.native_ms,
+                pred.emulated_ms, seconds()});
+      return nst;
+    }
     if (st == OZDGEMM_STATUS_SUCCESS) {
-      log_call({r.entry, r.m, r.n, r.k, outcome::emulated, d.reason, cfg.num_moduli,
-                pred.native_ms, pred.emulated_ms, seconds()});
+      log_call({r.entry, r.m, r.n, r.k, outcome::emulated, d.reason, s_used, pred.native_ms,
+                pred.emulated_ms, seconds()});
       return CUBLAS_STATUS_SUCCESS;
     }
     if (st == OZDGEMM_STATUS_INVALID_VALUE) {  // cuBLAS states the exact status

@@ -38,6 +38,13 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
 prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
                           bool reads_c) {
   const double native = kNativeLatency + 2.0 * m * n * k / kNativeFp64;
+  // Auto: a conservative s (the measured choices are 15-17 for phi <= 2) and the one
+  // device-to-host copy + stream synchronisation of the choice.
+  constexpr double kAutoChoiceLatency = 30e-6;  // s
+  if (num_moduli == 0)
+    return {native * 1e3,
+            (kAutoChoiceLatency +
+             emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c)) * 1e3};
   return {native * 1e3, emulation_seconds(m, n, k, num_moduli, mode, reads_c) * 1e3};
 }
 

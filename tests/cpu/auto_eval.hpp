@@ -13,58 +13,12 @@
 #include "cpu/cpu_test_util.hpp"
 #include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
+#include "support/auto_inputs.hpp"
 #include "support/dd_reference.hpp"
 #include "support/inputs.hpp"
 #include "support/metrics.hpp"
 
 namespace ozdgemm::test {
-
-enum class auto_set { phi, nonnegative, rows_pm40, huge_row, near_cancel };
-
-struct auto_case {
-  std::string name;
-  auto_set set;
-  double phi;
-  int64_t m, n, k;
-  uint64_t seed;
-};
-
-// op(A) m x k and op(B) k x n for a case. near_cancel: rows 0, 2, 4, ... of op(A) are
-// [x, -x (1 + 2^-20 r)] (r uniform in [-1, 1)) and op(B) is [y; y], so those outputs cancel
-// to about 2^-20 of (|A||B|)_ij: both error metrics then differ by that factor.
-inline operand_pair make_auto_inputs(const auto_case& c) {
-  const int64_t m = c.m, n = c.n, k = c.k;
-  switch (c.set) {
-    case auto_set::phi:
-      return operand_pair{phi_matrix(m, k, c.phi, c.seed), phi_matrix(k, n, c.phi, c.seed + 1)};
-    case auto_set::nonnegative:
-      return operand_pair{nonnegative_matrix(m, k, c.phi, c.seed),
-                          nonnegative_matrix(k, n, c.phi, c.seed + 1)};
-    case auto_set::rows_pm40: {
-      operand_pair p{phi_matrix(m, k, c.phi, c.seed), phi_matrix(k, n, c.phi, c.seed + 1)};
-      for (int64_t i = 0; i < m; ++i) scale_row(p.a, i, i % 2 == 0 ? 40 : -40);
-      for (int64_t j = 0; j < n; ++j) scale_col(p.b, j, j % 3 == 0 ? -40 : 40);
-      return p;
-    }
-    case auto_set::huge_row: {
-      operand_pair p{phi_matrix(m, k, c.phi, c.seed), phi_matrix(k, n, c.phi, c.seed + 1)};
-      scale_row(p.a, 0, 600);
-      return p;
-    }
-    case auto_set::near_cancel: {
-      operand_pair p{phi_matrix(m, k, c.phi, c.seed), phi_matrix(k, n, c.phi, c.seed + 1)};
-      const int64_t h = k / 2;
-      rng g(c.seed + 2);
-      for (int64_t i = 0; i < m; i += 2)
-        for (int64_t l = 0; l < h; ++l)
-          p.a(i, h + l) = -p.a(i, l) * (1.0 + std::ldexp(2.0 * g.uniform() - 1.0, -20));
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t l = 0; l < h; ++l) p.b(h + l, j) = p.b(l, j);
-      return p;
-    }
-  }
-  return {};
-}
 
 struct measured {
   double rel = 0.0;     // max |C - R| / |R|
