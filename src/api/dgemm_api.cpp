@@ -85,9 +85,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
     if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return OZDGEMM_STATUS_INVALID_VALUE;
 
     cudaStream_t stream = nullptr;
-    OZDGEMM_CUBLAS_TRY(cublasGetStream(handle, &stream));
+    OZDGEMM_CUBLAS_TRY(cublas_get_stream(handle, &stream));
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
-    OZDGEMM_CUBLAS_TRY(cublasGetPointerMode(handle, &pm));
+    OZDGEMM_CUBLAS_TRY(cublas_get_pointer_mode(handle, &pm));
     const bool dev = pm == CUBLAS_POINTER_MODE_DEVICE;
     const scalar_arg a_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
     const scalar_arg b_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};
