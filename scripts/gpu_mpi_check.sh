@@ -110,8 +110,14 @@ echo "one host dgemm_ in native mode, preloaded: $(mean_ms env LD_PRELOAD="$lib"
 echo "one host dgemm_ emulated on the GPU, preloaded: $(mean_ms env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate "$program" dgemm) ms"
 run_rank startup_first_call OMPI_COMM_WORLD_LOCAL_RANK=0
 echo "first emulated call (host time, CUDA start-up included): $(grep -oE '\] dgemm_ .*' "$OUT/startup_first_call.log" | head -n 1)"
-grep -q "libcuda mapped: yes" <(LD_PRELOAD="$lib" "$program") &&
-  echo "note: libcuda.so is mapped without any DGEMM (cuBLASLt's load-time constructor opens it)"
+# cuBLAS is loaded on first use: without DGEMM neither it nor the real driver may be mapped.
+maps=$(LD_PRELOAD="$lib" "$program")
+if [[ $maps == *"libcuda mapped: no; libcublas mapped: no"* ]]; then
+  echo "ok: no DGEMM, real driver: $maps"
+else
+  echo "FAIL: no DGEMM, yet cuBLAS or the CUDA driver is mapped: $maps"
+  status=1
+fi
 bash tests/mpi/lazy_start.sh "$lib" "$program" "$root/$build_dir/tests/mpi/fake-driver" \
   "$OUT/lazy_start" || status=1
 

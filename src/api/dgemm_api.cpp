@@ -85,7 +85,7 @@ void native_dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperati
     scope() { native_fallback_active = true; }
     ~scope() { native_fallback_active = false; }
   } guard;
-  OZDGEMM_CUBLAS_TRY(cublasDgemm_v2_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+  OZDGEMM_CUBLAS_TRY(cublas_dgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
                                        beta, C, ldc));
 }
 
@@ -138,9 +138,9 @@ ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   }
 
   cudaStream_t stream = nullptr;
-  OZDGEMM_CUBLAS_TRY(cublasGetStream(handle, &stream));
+  OZDGEMM_CUBLAS_TRY(cublas_get_stream(handle, &stream));
   cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
-  OZDGEMM_CUBLAS_TRY(cublasGetPointerMode(handle, &pm));
+  OZDGEMM_CUBLAS_TRY(cublas_get_pointer_mode(handle, &pm));
   const bool dev = pm == CUBLAS_POINTER_MODE_DEVICE;
   const scalar_arg a_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
   const scalar_arg b_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};

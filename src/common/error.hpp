@@ -7,6 +7,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "common/cublas_api.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -45,9 +47,10 @@ void log_ignored_cuda_error(cudaError_t code, const char* file, int line, const 
   do {                                                                                          \
     const cublasStatus_t ozdgemm_st_ = (call);                                                  \
     if (ozdgemm_st_ != CUBLAS_STATUS_SUCCESS)                                                   \
-      throw ::ozdgemm::cublas_error(ozdgemm_st_,                                                \
-                                    ::ozdgemm::detail::error_location(                          \
-                                        __FILE__, __LINE__, #call, cublasGetStatusString(ozdgemm_st_))); \
+      throw ::ozdgemm::cublas_error(                                                            \
+          ozdgemm_st_, ::ozdgemm::detail::error_location(                                       \
+                           __FILE__, __LINE__, #call,                                           \
+                           ::ozdgemm::detail::cublas_status_string(ozdgemm_st_)));              \
   } while (0)
 
 #define OZDGEMM_EXPECTS(cond, msg)                                                              \

@@ -163,7 +163,7 @@ void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64
   static const int32_t one = 1, zero = 0;
   if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
     throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
-  OZDGEMM_CUBLAS_TRY(cublasGemmStridedBatchedEx(
+  OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
       h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
       static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), m_pad * k_pad,
       b + k0, CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c,

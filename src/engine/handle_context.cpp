@@ -6,6 +6,7 @@
 #include <vector>
 #include <utility>
 
+#include "common/cublas_api.hpp"
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "common/logging.hpp"
@@ -27,10 +28,10 @@ void set_workspace_cap(size_t bytes) noexcept { cap_bytes.store(bytes); }
 size_t workspace_cap() noexcept { return cap_bytes.load(); }
 
 handle_context::handle_context(int device) : device_(device) {
-  OZDGEMM_CUBLAS_TRY(cublasCreate(&cublas_));
+  OZDGEMM_CUBLAS_TRY(cublas_create(&cublas_));
   const cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
   if (e != cudaSuccess) {
-    cublasDestroy(cublas_);
+    cublas_destroy(cublas_);
     OZDGEMM_CUDA_TRY(e);
   }
 }
@@ -45,7 +46,7 @@ handle_context::~handle_context() {
   if (ws_ != nullptr)
     OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cublas_ != nullptr) cublas_destroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));
 }
 
@@ -76,7 +77,7 @@ void handle_context::begin(cudaStream_t stream) {
     OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(stream, done_, 0));
   stream_ = stream;
   open_ = true;
-  OZDGEMM_CUBLAS_TRY(cublasSetStream(cublas_, stream));
+  OZDGEMM_CUBLAS_TRY(cublas_set_stream(cublas_, stream));
 }
 
 void* handle_context::workspace(size_t bytes) {
@@ -192,8 +193,9 @@ const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t
 }
 
 void release_contexts(cublasHandle_t caller) {
-  // Destroyed after the registry lock is released: a context's destructor destroys its private
-  // cuBLAS handle, which (when the library intercepts cublasDestroy) comes back here.
+  // Destroyed after the registry lock is released: a context's destructor calls CUDA and cuBLAS,
+  // which have no business under the registry lock. (Its private cuBLAS handle goes straight to
+  // libcublas, common/cublas_api.hpp, not through the library's own cublasDestroy hook.)
   std::vector<std::shared_ptr<handle_context>> released;
   {
     std::lock_guard<std::mutex> lock(registry_mutex);

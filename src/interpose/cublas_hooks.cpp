@@ -12,6 +12,7 @@
 
 #include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
+#include "common/cublas_api.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/call_log.hpp"
@@ -52,7 +53,7 @@ const char* unsupported(const device_request& r) {
   if (r.handle == nullptr) return "null handle";
   if (r.m <= 0 || r.n <= 0 || r.k <= 0) return "empty or invalid sizes";
   cublasMath_t math = CUBLAS_DEFAULT_MATH;
-  if (cublasGetMathMode(r.handle, &math) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
+  if (cublas_get_math_mode(r.handle, &math) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
   if ((math & CUBLAS_PEDANTIC_MATH) != 0) return "pedantic math requested on the handle";
   if ((math & CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) != 0)
     return "cuBLAS FP64 emulation requested on the handle";
@@ -66,7 +67,7 @@ const char* workspace_unavailable(const device_request& r, const config& cfg) {
   const size_t bytes = emulation_workspace_bytes(
       r.m, r.n, r.k, cfg.moduli_auto ? kAutoModuli : cfg.num_moduli, cfg.scaling);
   cudaStream_t stream = nullptr;
-  if (cublasGetStream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
+  if (cublas_get_stream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
   return workspace_refusal(r.handle, stream, bytes);
 }
 
@@ -163,7 +164,7 @@ cublasHandle_t legacy_handle() {
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   cublasHandle_t& h = (*handles)[device];
-  if (h == nullptr && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
+  if (h == nullptr && cublas_create(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
   return h;
 }
 
@@ -292,7 +293,9 @@ OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
   static const fn next = real<fn>("cublasDestroy_v2");
   // In a forked child the cached contexts belong to the parent's CUDA state: left alone.
   if (!inside_interception() && handle != nullptr && cuda_usable_in_this_process()) {
-    interception_scope scope;  // the private handles destroyed below skip this hook
+    // The private handles destroyed below go straight to libcublas (common/cublas_api.hpp);
+    // the scope keeps anything cuBLAS itself calls back into from re-entering the library.
+    interception_scope scope;
     try {
       release_contexts(handle);
     } catch (...) {
@@ -326,7 +329,7 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
   // binding the shared handle to it and enqueueing are one step.
   static std::mutex legacy_mutex;
   std::lock_guard<std::mutex> lock(legacy_mutex);
-  if (h != nullptr && cublasSetStream(h, legacy_stream.load()) != CUBLAS_STATUS_SUCCESS)
+  if (h != nullptr && cublas_set_stream(h, legacy_stream.load()) != CUBLAS_STATUS_SUCCESS)
     h = nullptr;
   serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
 }

@@ -1,7 +1,8 @@
 /* Process lifecycle under the interposer, on the host path (runs in CI, no GPU needed; on the
  * GPU machine with OZDGEMM_MODE=emulate the parent's calls are emulated):
  *   lifecycle_test no-dgemm   a program that never calls DGEMM (only another BLAS routine)
- *                             must not initialise CUDA: libcuda is not mapped at exit time;
+ *                             must not initialise CUDA nor load cuBLAS: neither libcuda nor
+ *                             libcublas/libcublasLt is mapped at exit time;
  *   lifecycle_test fork       DGEMM, then fork(): the child's DGEMM calls (cblas_dgemm and
  *                             dgemm_) must complete correctly, without hanging or crashing (CUDA
  *                             is not fork-safe: the library must send them to the CPU BLAS), and
@@ -19,16 +20,21 @@ void dgemm_(const char*, const char*, const int*, const int*, const int*, const 
             const double*, const int*, const double*, const int*, const double*, double*,
             const int*, size_t, size_t);
 
-static int libcuda_mapped(void) {
+/* 1 if a file whose path contains `name` is mapped into this process, 0 if not, -1 if unknown. */
+static int mapped(const char* name) {
   FILE* f = fopen("/proc/self/maps", "r");
   if (f == NULL) return -1;
   char line[4096];
   int found = 0;
   while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "libcuda.so") != NULL) found = 1;
+    if (strstr(line, name) != NULL) found = 1;
   fclose(f);
   return found;
 }
+
+static int libcuda_mapped(void) { return mapped("/libcuda.so"); }
+
+static const char* yes_no(int v) { return v == 1 ? "yes" : v == 0 ? "no" : "?"; }
 
 /* One cblas_dgemm and one dgemm_ of n x n x n, checked against the long double reference. */
 static int dgemm_round(const char* who, int n) {
@@ -89,18 +95,19 @@ int main(int argc, char** argv) {
     /* Another BLAS routine, so the BLAS library is in use, but no DGEMM. */
     double x[3] = {1, 2, 3}, y[3] = {4, 5, 6};
     const double dot = cblas_ddot(3, x, 1, y, 1);
-    const int mapped = libcuda_mapped();
-    printf("ddot = %g; libcuda mapped: %s\n", dot, mapped == 1 ? "yes" : mapped == 0 ? "no" : "?");
-    if (dot != 32.0 || mapped != 0) {
-      fprintf(stderr, "FAIL: a program without DGEMM %s\n",
-              mapped ? "initialised CUDA (libcuda is mapped)" : "got a wrong ddot");
-      return 1;
-    }
-    return 0;
+    /* cuBLAS is loaded on first use: its load-time constructor (cuBLASLt's) opens the driver
+     * and costs ~80 ms per process. "/libcublas" also matches libcublasLt. */
+    const int cuda = libcuda_mapped(), cublas = mapped("/libcublas");
+    printf("ddot = %g; libcuda mapped: %s; libcublas mapped: %s\n", dot, yes_no(cuda),
+           yes_no(cublas));
+    if (dot != 32.0) fprintf(stderr, "FAIL: a program without DGEMM got a wrong ddot\n");
+    if (cuda != 0) fprintf(stderr, "FAIL: a program without DGEMM initialised CUDA (libcuda)\n");
+    if (cublas != 0) fprintf(stderr, "FAIL: a program without DGEMM loaded cuBLAS (libcublas)\n");
+    return dot != 32.0 || cuda != 0 || cublas != 0;
   }
   if (strcmp(mode, "fork") == 0) {
     int bad = dgemm_round("parent", 300);
-    printf("parent: libcuda mapped after DGEMM: %s\n", libcuda_mapped() == 1 ? "yes" : "no");
+    printf("parent: libcuda mapped after DGEMM: %s\n", yes_no(libcuda_mapped()));
     fflush(stdout);
     const pid_t pid = fork();
     if (pid < 0) return 1;

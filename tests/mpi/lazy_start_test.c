@@ -7,7 +7,8 @@
  * (the host path then asks CUDA for the GPU count, which loads the driver where there is one
  * and looks for it where there is none).
  *
- * Prints "libcuda mapped: yes|no" (from /proc/self/maps) and exits 0 when the results are right.
+ * Prints "libcuda mapped: yes|no; libcublas mapped: yes|no" (from /proc/self/maps; libcublas
+ * covers libcublasLt) and exits 0 when the results are right.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,16 +22,19 @@ void dgemm_(const char* transa, const char* transb, const int* m, const int* n, 
             const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
             const double* beta, double* c, const int* ldc, size_t la, size_t lb);
 
-static int libcuda_mapped(void) {
+/* 1 if a file whose path contains `name` is mapped into this process, 0 if not, -1 if unknown. */
+static int mapped(const char* name) {
   FILE* f = fopen("/proc/self/maps", "r");
   if (f == NULL) return -1;
   char line[4096];
   int found = 0;
   while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, "/libcuda.so") != NULL) found = 1;
+    if (strstr(line, name) != NULL) found = 1;
   fclose(f);
   return found;
 }
+
+static const char* yes_no(int v) { return v < 0 ? "unknown" : v ? "yes" : "no"; }
 
 int main(int argc, char** argv) {
   const int call_dgemm = argc > 1 && strcmp(argv[1], "dgemm") == 0;
@@ -62,11 +66,9 @@ int main(int argc, char** argv) {
     free(c);
   }
 
-  const int mapped = libcuda_mapped();
-  printf("BLAS results %s; dgemm_ %s; libcuda mapped: %s\n", failed ? "WRONG" : "right",
-         call_dgemm ? "called" : "not called",
-         mapped < 0 ? "unknown"
-         : mapped   ? "yes"
-                    : "no");
-  return failed || mapped < 0 ? 1 : 0;
+  const int cuda = mapped("/libcuda.so"), cublas = mapped("/libcublas");
+  printf("BLAS results %s; dgemm_ %s; libcuda mapped: %s; libcublas mapped: %s\n",
+         failed ? "WRONG" : "right", call_dgemm ? "called" : "not called", yes_no(cuda),
+         yes_no(cublas));
+  return failed || cuda < 0 || cublas < 0 ? 1 : 0;
 }

@@ -1,0 +1,142 @@
+#include "common/cublas_api.hpp"
+
+#include <dlfcn.h>
+
+#include "common/logging.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr const char* kLibrary = "libcublas.so.13";
+
+// cublasGemmStridedBatchedEx has a C++ overload (64-bit sizes) in cublas_api.h, so its type is
+// spelled out rather than taken with decltype.
+using gemm_strided_batched_ex_fn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+    cudaDataType, int, long long, const void*, cudaDataType, int, long long, const void*, void*,
+    cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+
+struct entry_points {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasGetStream_v2) get_stream = nullptr;
+  decltype(&cublasGetPointerMode_v2) get_pointer_mode = nullptr;
+  decltype(&cublasGetMathMode) get_math_mode = nullptr;
+  gemm_strided_batched_ex_fn gemm_strided_batched_ex = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+  decltype(&cublasDgemm_v2_64) dgemm_64 = nullptr;
+};
+
+// Logging must not throw out of the loader (it runs under noexcept entry points).
+template <class... Args>
+void log_error(const char* format, const Args&... args) noexcept {
+  try {
+    logger().error(fmt::runtime(format), args...);
+  } catch (...) {
+  }
+}
+
+template <class F>
+bool resolve(void* library, const char* name, F* slot) noexcept {
+  *slot = reinterpret_cast<F>(dlsym(library, name));
+  if (*slot != nullptr) return true;
+  log_error("cuBLAS unavailable: {} has no {}; GEMMs run natively", kLibrary, name);
+  return false;
+}
+
+// Loads on the first call; null if cuBLAS cannot be had (logged once). A function-local static
+// is initialised exactly once even when several threads arrive together (C++11 [stmt.dcl]).
+const entry_points* table() noexcept {
+  static const entry_points* const loaded = []() -> const entry_points* {
+    // RTLD_LOCAL: nothing of cuBLAS joins the global scope on our account. The handle is never
+    // closed: handles and streams made through it live until exit.
+    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* why = dlerror();
+      log_error("cuBLAS unavailable: dlopen({}) failed: {}; GEMMs run natively", kLibrary,
+                why != nullptr ? why : "unknown error");
+      return nullptr;
+    }
+    static entry_points t;  // constant-initialised, so usable from atexit handlers too
+    const bool ok =
+        resolve(library, "cublasCreate_v2", &t.create) &&
+        resolve(library, "cublasDestroy_v2", &t.destroy) &&
+        resolve(library, "cublasSetStream_v2", &t.set_stream) &&
+        resolve(library, "cublasGetStream_v2", &t.get_stream) &&
+        resolve(library, "cublasGetPointerMode_v2", &t.get_pointer_mode) &&
+        resolve(library, "cublasGetMathMode", &t.get_math_mode) &&
+        resolve(library, "cublasGemmStridedBatchedEx", &t.gemm_strided_batched_ex) &&
+        resolve(library, "cublasGetStatusString", &t.status_string) &&
+        resolve(library, "cublasDgemm_v2_64", &t.dgemm_64);
+    return ok ? &t : nullptr;
+  }();
+  return loaded;
+}
+
+constexpr cublasStatus_t kUnavailable = CUBLAS_STATUS_NOT_INITIALIZED;
+
+}  // namespace
+
+bool cublas_available() noexcept { return table() != nullptr; }
+
+cublasStatus_t cublas_create(cublasHandle_t* handle) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->create(handle) : kUnavailable;
+}
+
+cublasStatus_t cublas_destroy(cublasHandle_t handle) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->destroy(handle) : kUnavailable;
+}
+
+cublasStatus_t cublas_set_stream(cublasHandle_t handle, cudaStream_t stream) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->set_stream(handle, stream) : kUnavailable;
+}
+
+cublasStatus_t cublas_get_stream(cublasHandle_t handle, cudaStream_t* stream) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->get_stream(handle, stream) : kUnavailable;
+}
+
+cublasStatus_t cublas_get_pointer_mode(cublasHandle_t handle, cublasPointerMode_t* mode) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->get_pointer_mode(handle, mode) : kUnavailable;
+}
+
+cublasStatus_t cublas_get_math_mode(cublasHandle_t handle, cublasMath_t* mode) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->get_math_mode(handle, mode) : kUnavailable;
+}
+
+cublasStatus_t cublas_gemm_strided_batched_ex(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+    int k, const void* alpha, const void* a, cudaDataType a_type, int lda, long long stride_a,
+    const void* b, cudaDataType b_type, int ldb, long long stride_b, const void* beta, void* c,
+    cudaDataType c_type, int ldc, long long stride_c, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->gemm_strided_batched_ex(handle, transa, transb, m, n, k, alpha, a,
+                                                   a_type, lda, stride_a, b, b_type, ldb, stride_b,
+                                                   beta, c, c_type, ldc, stride_c, batch, compute,
+                                                   algo)
+                      : kUnavailable;
+}
+
+cublasStatus_t cublas_dgemm_64(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                               const double* alpha, const double* a, int64_t lda, const double* b,
+                               int64_t ldb, const double* beta, double* c, int64_t ldc) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->dgemm_64(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta,
+                                    c, ldc)
+                      : kUnavailable;
+}
+
+const char* cublas_status_string(cublasStatus_t status) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->status_string(status) : "cuBLAS status (libcublas.so.13 not loaded)";
+}
+
+}  // namespace ozdgemm::detail
