@@ -34,8 +34,8 @@ echo "frameworks check rc=$?"; grep -iE "PASS|FAIL|torch|cupy" "$W/frameworks_ch
 # exit() with a thread inside cuBLAS: is a crash the library's or CUDA's? Native control first.
 for lib in none preloaded; do
   for i in 1 2 3; do
-    if [[ $lib == none ]]; then env LD_LIBRARY_PATH=$PWD/build/runtime-libs timeout 60 build/tests/lifecycle_client exit-thread > /dev/null 2>&1
-    else env LD_PRELOAD=$PWD/build/libozdgemm.so OZDGEMM_MODE=emulate LD_LIBRARY_PATH=$PWD/build/runtime-libs timeout 60 build/tests/lifecycle_client exit-thread > /dev/null 2>&1; fi
+    if [[ $lib == none ]]; then env LD_LIBRARY_PATH=$PWD/build/runtime-libs timeout 20 build/tests/lifecycle_client exit-thread > /dev/null 2>&1
+    else env LD_PRELOAD=$PWD/build/libozdgemm.so OZDGEMM_MODE=emulate LD_LIBRARY_PATH=$PWD/build/runtime-libs timeout 20 build/tests/lifecycle_client exit-thread > /dev/null 2>&1; fi
     echo "exit-thread ($lib) run $i: rc=$?"
   done
 done | tee "$W/exit_thread_control.txt"; pack
