@@ -204,6 +204,10 @@ void legacy_kernel_stream_case() {
   cudaMemcpy(db, ones.data(), n * n * 8, cudaMemcpyHostToDevice);
   cudaMemset(dc, 0, n * n * 8);
   cudaDeviceSynchronize();
+  // C is read early into pinned memory allocated now: a pageable copy, or allocating pinned
+  // memory (which synchronises the device), would wait for the held stream.
+  double* pinned = nullptr;
+  cudaMallocHost(&pinned, n * n * 8);
   legacy_release = false;
   cudaLaunchHostFunc(
       s, [](void*) { while (!legacy_release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1)); },
@@ -221,10 +225,6 @@ void legacy_kernel_stream_case() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(call_s < 2.0, "legacy cublasDgemm blocked the host for %.1f s", call_s);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  // Read C into pinned memory: a pageable copy may need the runtime's callback thread, which
-  // the host function holds, and would then only complete after the release.
-  double* pinned = nullptr;
-  cudaMallocHost(&pinned, n * n * 8);
   const auto r0 = std::chrono::steady_clock::now();
   cudaMemcpyAsync(pinned, dc, n * n * 8, cudaMemcpyDeviceToHost, reader);
   cudaStreamSynchronize(reader);
@@ -233,7 +233,6 @@ void legacy_kernel_stream_case() {
   const bool released_before_read = legacy_release.load();
   int early = 0;
   for (int e = 0; e < n * n; ++e) early += pinned[e] != 0.0;
-  cudaFreeHost(pinned);
   CHECK(!released_before_read, "the early read took %.1f s: it waited for the held stream", read_s);
   CHECK(early == 0 || call_s >= 2.0,
         "legacy cublasDgemm did not run on the kernel stream: %d elements written early", early);
@@ -247,6 +246,7 @@ void legacy_kernel_stream_case() {
               early == 0 && wrong == 0 ? "ok" : "FAILED");
   cublasSetKernelStream(nullptr);
   watchdog.join();
+  cudaFreeHost(pinned);
   cudaFree(da);
   cudaFree(db);
   cudaFree(dc);
