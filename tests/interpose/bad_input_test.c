@@ -18,26 +18,7 @@
 
 #include "check.h"
 
-static int handler_calls = 0;
-static char last_routine[32];
-static int last_info = 0;
-
-static void record(const char* name, size_t len, int info) {
-  size_t n = 0;
-  for (; n < len && n + 1 < sizeof last_routine && name[n] != '\0'; ++n)
-    last_routine[n] = (char)tolower((unsigned char)name[n]);
-  while (n > 0 && last_routine[n - 1] == ' ') --n;
-  last_routine[n] = '\0';
-  last_info = info;
-  ++handler_calls;
-}
-
-void xerbla_(const char* srname, const int* info, size_t len) { record(srname, len, *info); }
-
-void cblas_xerbla(CBLAS_INT info, const char* rout, const char* form, ...) {
-  (void)form;
-  record(rout, strlen(rout), (int)info);
-}
+#include "xerbla_recorder.h"
 
 typedef void (*dgemm_fn)(const char*, const char*, const int*, const int*, const int*,
                          const double*, const double*, const int*, const double*, const int*,
