@@ -224,30 +224,35 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
     if (!parse_op_char(transa, &oa) || !parse_op_char(transb, &ob) ||
         !valid_shape(oa, ob, m, n, k, lda, ldb, ldc))
       return OZDGEMM_STATUS_INVALID_VALUE;
+    // The options (auto's target included) are checked before anything else, as on the device
+    // entry: an invalid option is an invalid value even when there is nothing to compute.
+    const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
+    accuracy_target target;
+    ozdgemm_options_t checked = options;
+    if (automatic) {
+      if (!auto_target(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
+      checked.num_moduli = kMinModuli;  // the scaling field's check
+    }
+    if (!valid_options(checked)) return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
     if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, alpha != 0.0))
       return OZDGEMM_STATUS_INVALID_VALUE;
     size_t scratch = 0;
     if (alpha != 0.0 && k > 0 && !reference_scratch_bytes(m, n, k,
-                                                       options.num_moduli == OZDGEMM_MODULI_AUTO
-                                                           ? kMaxModuli
-                                                           : options.num_moduli,
+                                                       automatic ? kMaxModuli
+                                                                 : options.num_moduli,
                                                        &scratch)) {
       logger().info("ozdgemm_dgemm_reference: m={} n={} k={} needs more scratch memory than "
                     "can be addressed", m, n, k);
       return OZDGEMM_STATUS_ALLOC_FAILED;
     }
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
-    if (options.num_moduli == OZDGEMM_MODULI_AUTO) {
-      accuracy_target t;
-      ozdgemm_options_t fixed = options;
-      fixed.num_moduli = kMinModuli;  // the scaling field's check
-      if (!auto_target(options, &t) || !valid_options(fixed)) return OZDGEMM_STATUS_INVALID_VALUE;
-      const moduli_choice c = reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), t);
+    if (automatic) {
+      const moduli_choice c =
+          reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), target);
       if (c.s == 0) logger().info("ozdgemm_dgemm_reference: auto moduli: FP64 fallback: {}", c.why);
       return OZDGEMM_STATUS_SUCCESS;
     }
-    if (!valid_options(options)) return OZDGEMM_STATUS_INVALID_VALUE;
     reference_dgemm(p, alpha, beta, options.num_moduli, to_mode(options.scaling));
     return OZDGEMM_STATUS_SUCCESS;
   });

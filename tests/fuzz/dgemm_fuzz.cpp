@@ -181,7 +181,11 @@ void fuzz_argument_checks(reader& r) {
   // that cannot be counted is an allocation failure.
   bool trans_a = false, trans_b = false;
   const bool ops_ok = op_char(ta, &trans_a) && op_char(tb, &trans_b);
-  const bool opts_ok = o.num_moduli >= 2 && o.num_moduli <= 20 &&
+  // num_moduli 0 is OZDGEMM_MODULI_AUTO, whose target (accuracy 0: native) is valid; auto sizes
+  // its workspace and scratch for 20 moduli.
+  const bool automatic = o.num_moduli == OZDGEMM_MODULI_AUTO;
+  const int sized_moduli = automatic ? 20 : o.num_moduli;
+  const bool opts_ok = ((o.num_moduli >= 2 && o.num_moduli <= 20) || automatic) &&
                        (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);
   const int64_t rows_a = trans_a ? k : m, cols_a = trans_a ? m : k;
   const int64_t rows_b = trans_b ? n : k, cols_b = trans_b ? k : n;
@@ -198,7 +202,7 @@ void fuzz_argument_checks(reader& r) {
               (!fits_memory(A, rows_a, cols_a, lda) || !fits_memory(B, rows_b, cols_b, ldb)))) {
     want = OZDGEMM_STATUS_INVALID_VALUE;
   } else if (alpha != 0.0 && k > 0) {
-    const i128 s = o.num_moduli, mk = mul(m, k), nk = mul(n, k);
+    const i128 s = sized_moduli, mk = mul(m, k), nk = mul(n, k);
     const i128 scratch = mul(s + 1, mk + nk) + mul(8, mul(m, n));
     if (mul(s, mk) > PTRDIFF_MAX || mul(s, nk) > PTRDIFF_MAX) want = OZDGEMM_STATUS_ALLOC_FAILED;
     else e = scratch > PTRDIFF_MAX ? expect::unknown : expect::runs;
@@ -245,7 +249,7 @@ void fuzz_argument_checks(reader& r) {
   } else {
     // Residue planes alone (s m_pad k_pad + s n_pad k_pad bytes, 4 s m_pad n_pad for the
     // products) past PTRDIFF_MAX: certainly an allocation failure. Far below: the call runs.
-    const i128 s = o.num_moduli, mp = (m + 15) / 16 * 16, np = (n + 15) / 16 * 16,
+    const i128 s = sized_moduli, mp = (m + 15) / 16 * 16, np = (n + 15) / 16 * 16,
                kp = (k + 15) / 16 * 16;
     // (m, n, k <= kMaxDim here: every product below fits in 128 bits.)
     const i128 low = s * mp * kp + s * np * kp + 4 * s * mp * np;
