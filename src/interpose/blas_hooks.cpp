@@ -136,6 +136,17 @@ bool to_host_gemm(const cblas_args& x, host_gemm* g) {
   return valid_sizes(*g);
 }
 
+// Columns [first, n) of a valid column-major call, through the CPU BLAS's Fortran dgemm_.
+void dgemm_columns(dgemm_fn real, const host_gemm& g, int64_t first) noexcept {
+  const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n - first);
+  const int k = static_cast<int>(g.k), lda = static_cast<int>(g.lda);
+  const int ldb = static_cast<int>(g.ldb), ldc = static_cast<int>(g.ldc);
+  const double* b = g.opb == op_kind::n ? g.b + first * g.ldb : g.b + first;
+  real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, b, &ldb, &g.beta, g.c + first * g.ldc, &ldc, 1,
+       1);
+}
+
 void forward(const char* entry, const cblas_args& x) noexcept {
   if (cblas_dgemm_fn real = cpu_cblas_dgemm()) {
     real(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
@@ -146,11 +157,7 @@ void forward(const char* entry, const cblas_args& x) noexcept {
   host_gemm g{};
   dgemm_fn real = cpu_dgemm();
   if (real != nullptr && to_host_gemm(x, &g)) {
-    const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
-    const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-    const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
-    const int ldc = static_cast<int>(g.ldc);
-    real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, g.b, &ldb, &g.beta, g.c, &ldc, 1, 1);
+    dgemm_columns(real, g, 0);
     return;
   }
   try {
@@ -177,13 +184,7 @@ void finish_on_cpu(const char* entry, const host_gemm& g, int64_t done) noexcept
     }
     return;
   }
-  const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
-  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n - done), k = static_cast<int>(g.k);
-  const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb);
-  const int ldc = static_cast<int>(g.ldc);
-  const double* b = g.opb == op_kind::n ? g.b + done * g.ldb : g.b + done;
-  real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, b, &ldb, &g.beta, g.c + done * g.ldc, &ldc, 1,
-       1);
+  dgemm_columns(real, g, done);
 }
 
 // One application call, one decision: offered to the GPU host path, else forwarded. Calls

@@ -138,6 +138,23 @@ void check_against_native(const detail::gemm_problem& p, const detail::scaling_r
   EXPECT_TRUE(r.first_failure.empty()) << r.first_failure;
 }
 
+
+// C = A B (op N, alpha 1, beta 0, C filled with NaN that must not be read) through the host
+// reference, then check_against_native; returns the count of non-finite elements seen.
+int emulate_nn_and_check(const host_matrix& a, const host_matrix& b, int s,
+                         detail::scaling_mode mode) {
+  const int64_t m = a.rows, n = b.cols, k = a.cols;
+  host_matrix C = make_matrix(m, n, 0, kNaN);
+  const host_matrix C0 = C;
+  const detail::gemm_problem p =
+      make_problem('N', 'N', m, n, k, a.ptr(), a.ld, b.ptr(), b.ld, C.ptr(), C.ld);
+  const detail::scaling_result sc = detail::reference_scaling(p, s, mode);
+  detail::reference_dgemm(p, 1.0, 0.0, s, mode);
+  int nonfinite = 0;
+  check_against_native(p, sc, 'N', 'N', 1.0, 0.0, a, b, C0, C, &nonfinite);
+  return nonfinite;
+}
+
 TEST_P(SpecialValues, InfAndNaNGiveTheNativeClassEverywhere) {
   const int64_t m = 12, n = 10, k = 16;
   for (auto [ta, tb] : {std::pair<char, char>{'N', 'N'}, {'T', 'T'}})
@@ -185,14 +202,7 @@ TEST_P(SpecialValues, RandomNonFinitePlacementsGiveTheNativeClass) {
       a(g.next_u64() % m, g.next_u64() % k) = specials[g.next_u64() % 4];
       b(g.next_u64() % k, g.next_u64() % n) = specials[g.next_u64() % 4];
     }
-    host_matrix C = make_matrix(m, n, 0, kNaN);
-    const host_matrix C0 = C;
-    const detail::gemm_problem p =
-        make_problem('N', 'N', m, n, k, a.ptr(), a.ld, b.ptr(), b.ld, C.ptr(), C.ld);
-    const detail::scaling_result sc = detail::reference_scaling(p, s(), mode());
-    detail::reference_dgemm(p, 1.0, 0.0, s(), mode());
-    int nonfinite = 0;
-    check_against_native(p, sc, 'N', 'N', 1.0, 0.0, a, b, C0, C, &nonfinite);
+    emulate_nn_and_check(a, b, s(), mode());
     if (HasFatalFailure()) return;
   }
 }
@@ -206,14 +216,7 @@ TEST_P(SpecialValues, SubnormalInputsStayWithinTheBound) {
     for (int64_t i = 0; i < m; ++i) subnormal_row(a, i, 300 + i);
     host_matrix b = phi_matrix(k, n, 1.0, 13);
     for (int64_t j = 0; j < n; ++j) scale_col(b, j, b_exp);
-    host_matrix C = make_matrix(m, n, 0, kNaN);
-    const host_matrix C0 = C;
-    const detail::gemm_problem p =
-        make_problem('N', 'N', m, n, k, a.ptr(), a.ld, b.ptr(), b.ld, C.ptr(), C.ld);
-    const detail::scaling_result sc = detail::reference_scaling(p, s(), mode());
-    detail::reference_dgemm(p, 1.0, 0.0, s(), mode());
-    int nonfinite = 0;
-    check_against_native(p, sc, 'N', 'N', 1.0, 0.0, a, b, C0, C, &nonfinite);
+    const int nonfinite = emulate_nn_and_check(a, b, s(), mode());
     EXPECT_EQ(nonfinite, 0);
   }
 }
