@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the whole GPU test suite (issue 6), on the GPU machine, from the repo
+# root with build/ (or the slim copy .devbuild/, scripts/make_devbuild.sh) carried over.
+#
+#  1. memcheck over every GoogleTest in ozdgemm_gpu_tests, cuBLAS's kernels included (an
+#     undersized workspace shows up there), except the n = 4096 accuracy cases: they run the
+#     same kernels as their n = 1024 twins, only longer.
+#  2. synccheck over the same tests, and racecheck over the subset that runs every kernel of
+#     this project on small shapes (racecheck costs about 100x memcheck per shared-memory
+#     access, and shared-memory hazards do not depend on the shape): every bit-identity case
+#     (all ops, both scalings, padded ld, k-blocking), the automatic-moduli identity cases at
+#     256^3 (the statistics kernels), column tiles reusing A, graph capture and the API cases.
+#     Both instrument only this project's kernels (names containing "ozdgemm") when the
+#     sanitizer supports --kernel-name: cuBLAS's kernels are not ours to fix.
+#  3. memcheck over the programs that run under LD_PRELOAD (--target-processes all): the
+#     intercepted cuBLAS client, the host path against the device path, bad input, a short
+#     stress run, graph capture and an injected kernel fault.
+#
+# Every run must end with "ERROR SUMMARY: 0 errors" and exit 0. Logs and summary.txt go to
+# $OUT/sanitize/. Exit status 0 only when every run passed. Time limits per run come from
+# SANITIZE_GTEST_TIMEOUT (default 240 s) and SANITIZE_CLIENT_TIMEOUT (default 90 s); a run cut
+# short is a failure, and its log shows how far it got.
+set -uo pipefail
+[[ -e build ]] || ln -s .devbuild build
+W=${OUT:-./out}/sanitize
+mkdir -p "$W"
+W=$(cd "$W" && pwd)
+root=$PWD
+cs=${COMPUTE_SANITIZER:-compute-sanitizer}
+gtest_timeout=${SANITIZE_GTEST_TIMEOUT:-240}
+client_timeout=${SANITIZE_CLIENT_TIMEOUT:-90}
+filter=${SANITIZE_GTEST_FILTER:-'-*_n4096'}
+race_filter=${SANITIZE_RACE_FILTER:-'Cases/BitIdentity.*:Sets/AutoModuliIdentity.*256x256x256*:GpuTest.ColumnTiles*:GpuTest.OneHandle*:GpuTest.TrivialSizes:AutoModuliApi.*'}
+summary=$W/summary.txt
+status=0
+: > "$summary"
+
+command -v "$cs" > /dev/null || { echo "no compute-sanitizer on PATH" | tee -a "$summary"; exit 2; }
+"$cs" --version | tail -n 1 | tee -a "$summary"
+ours=()
+if "$cs" --help 2>&1 | grep -q -- '--kernel-name'; then ours=(--kernel-name kns=ozdgemm); fi
+echo "racecheck/synccheck kernel filter: ${ours[*]:-none (not supported)}" | tee -a "$summary"
+
+# record NAME RC LOG: one summary line; a run passes with rc 0 and a zero error summary.
+record() {
+  local name=$1 rc=$2 log=$3 errors tests
+  errors=$(grep -h "ERROR SUMMARY" "$log" | tail -n 1)
+  tests=$(grep -c '^\[       OK \]' "$log")
+  [[ $tests == 0 ]] && tests="" || tests=" ($tests tests passed)"
+  if [[ $rc == 0 && $errors == *"0 errors"* ]]; then
+    echo "ok   $name: ${errors#*= }$tests" | tee -a "$summary"
+  else
+    echo "FAIL $name: rc=$rc, ${errors:-no error summary}$tests" | tee -a "$summary"
+    status=1
+  fi
+}
+
+gtests=$root/build/ozdgemm_gpu_tests
+for tool in memcheck synccheck racecheck; do
+  extra=() f=$filter
+  [[ $tool != memcheck ]] && extra=("${ours[@]}")
+  [[ $tool == racecheck ]] && f=$race_filter
+  total=$("$gtests" --gtest_list_tests --gtest_filter="$f" | grep -c '^  ')
+  log=$W/gtests_$tool.log
+  start=$SECONDS
+  timeout "$gtest_timeout" "$cs" --tool "$tool" --error-exitcode 9 "${extra[@]}" "$gtests" \
+    --gtest_filter="$f" > "$log" 2>&1
+  rc=$?
+  record "$tool over $total tests of ozdgemm_gpu_tests ($((SECONDS - start)) s)" $rc "$log"
+done
+
+# client NAME ENV... -- PROGRAM ARGS...: one preloaded program under memcheck.
+client() {
+  local name=$1 envs=()
+  shift
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  local log=$W/client_$name.log start=$SECONDS
+  timeout "$client_timeout" "$cs" --tool memcheck --target-processes all --error-exitcode 9 \
+    env LD_PRELOAD="$root/build/libozdgemm.so" LD_LIBRARY_PATH="$root/build/runtime-libs" \
+    OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE="$W/client_$name.ozdgemm.log" "${envs[@]}" "$@" \
+    > "$log" 2>&1
+  record "memcheck $name ($((SECONDS - start)) s)" $? "$log"
+}
+t=$root/build/tests
+client cublas_client OZDGEMM_MODE=emulate -- "$t/cublas_client"
+client host_path OZDGEMM_MODE=emulate OZDGEMM_MODULI=14 OZDGEMM_HOST_TILE=256 -- "$t/host_path_client"
+client bad_input OZDGEMM_MODE=emulate -- "$t/bad_input_client"
+client stress OZDGEMM_MODE=emulate -- "$t/stress_client" 4 2 5
+client graph_capture OZDGEMM_MODE=emulate -- "$t/lifecycle_client" graph
+client fault_kernel OZDGEMM_MODE=emulate OZDGEMM_INJECT_FAULT=kernel:2 -- "$t/lifecycle_client" fault
+
+echo "== gpu_sanitize: $([[ $status == 0 ]] && echo PASSED || echo FAILED)" | tee -a "$summary"
+exit $status
