@@ -25,19 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "client_support.hpp"
+
 namespace {
 
-struct options {
-  int num_moduli;
-  int scaling;
-  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
-};
-using api_fn = int (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                       int64_t, const double*, const double*, int64_t, const double*, int64_t,
-                       const double*, double*, int64_t, options);
-using ref_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                       const double*, int64_t, double, double*, int64_t, options);
-using to_cublas_fn = cublasStatus_t (*)(int);
 using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const double*, const double*, int, const double*, int,
                                     const double*, double*, int);
@@ -51,14 +42,6 @@ dgemm_fn native_dgemm;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kAuto = -77777;
-
-options env_options() {
-  options o{14, 1, 0};
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING"))
-    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
-  return o;
-}
 
 struct gcase {
   std::string name;
@@ -140,13 +123,13 @@ std::string run_case(cublasHandle_t handle, gcase g) {
   if (g.edit) g.edit(x);
   const device_copy dA(x.A), dB(x.B), dNative(x.C), dHook(x.C), dApi(x.C);
   cublasHandle_t h = g.null_handle ? nullptr : handle;
-  const options o = env_options();
+  const ozdgemm_options_t o = env_options();
   const cublasStatus_t s_native = native_dgemm(h, g.ta, g.tb, g.m, g.n, g.k, &g.alpha, dA.p, g.lda,
                                                dB.p, g.ldb, &g.beta, dNative.p, g.ldc);
   const cublasStatus_t s_hook = cublasDgemm(h, g.ta, g.tb, g.m, g.n, g.k, &g.alpha, dA.p, g.lda,
                                             dB.p, g.ldb, &g.beta, dHook.p, g.ldc);
-  const int s_api = oz_dgemm(h, g.ta, g.tb, g.m, g.n, g.k, &g.alpha, dA.p, g.lda, dB.p, g.ldb,
-                             &g.beta, dApi.p, g.ldc, o);
+  const ozdgemm_status_t s_api = oz_dgemm(h, g.ta, g.tb, g.m, g.n, g.k, &g.alpha, dA.p, g.lda,
+                                          dB.p, g.ldb, &g.beta, dApi.p, g.ldc, o);
   if (cudaDeviceSynchronize() != cudaSuccess) return "CUDA error after the calls";
   const std::vector<double> Cn = dNative.get(x.C.size()), Ch = dHook.get(x.C.size()),
                             Ca = dApi.get(x.C.size());
@@ -371,9 +354,9 @@ int main() {
     std::puts("no CUDA device: skipped");
     return 77;
   }
-  oz_dgemm = reinterpret_cast<api_fn>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm"));
-  oz_reference = reinterpret_cast<ref_fn>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference"));
-  oz_to_cublas = reinterpret_cast<to_cublas_fn>(dlsym(RTLD_DEFAULT, "ozdgemm_status_to_cublas"));
+  oz_dgemm = preloaded_symbol<api_fn>("ozdgemm_dgemm");
+  oz_reference = preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference");
+  oz_to_cublas = preloaded_symbol<to_cublas_fn>("ozdgemm_status_to_cublas");
   void* lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
   native_dgemm = lib ? reinterpret_cast<dgemm_fn>(dlsym(lib, "cublasDgemm_v2")) : nullptr;
   if (!oz_dgemm || !oz_reference || !oz_to_cublas || !native_dgemm) {

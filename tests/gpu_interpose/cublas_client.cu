@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "client_support.hpp"
+
 extern "C" cublasStatus_t cublasInit(void);
 extern "C" cublasStatus_t cublasSetKernelStream(cudaStream_t stream);
 extern "C" void legacy_dgemm(char, char, int, int, int, double, const double*, int, const double*,
@@ -27,40 +29,8 @@ extern "C" void legacy_dgemm(char, char, int, int, int, double, const double*, i
 
 namespace {
 
-std::atomic<int> failures{0};
-
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                  \
-      std::fprintf(stderr, "\n");                         \
-      ++failures;                                         \
-    }                                                     \
-  } while (0)
-
-using reference_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                             const double*, int64_t, double, double*, int64_t, struct options);
-struct options {
-  int num_moduli;
-  int scaling;
-  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
-};
-
 // The host reference of the preloaded library, if any.
-int (*reference())(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                   const double*, int64_t, double, double*, int64_t, options) {
-  return reinterpret_cast<int (*)(char, char, int64_t, int64_t, int64_t, double, const double*,
-                                  int64_t, const double*, int64_t, double, double*, int64_t,
-                                  options)>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference"));
-}
-
-options env_options() {
-  options o{14, 1, 0};
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING")) o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
-  return o;
-}
+ref_fn reference() { return preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference"); }
 
 bool expect_emulation() {
   const char* m = std::getenv("OZDGEMM_MODE");

@@ -37,51 +37,17 @@
 #include <thread>
 #include <vector>
 
+#include "client_support.hpp"
+
 namespace {
 
-int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      ++failures;                                               \
-    }                                                           \
-  } while (0)
-
-struct options {
-  int num_moduli;
-  int scaling;
-  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
-};
-using ref_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                       const double*, int64_t, double, double*, int64_t, options);
-using api_fn = int (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                       int64_t, const double*, const double*, int64_t, const double*, int64_t,
-                       const double*, double*, int64_t, options);
-using cblas_fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
-                          int, double, double*, int);
 using dgemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const double*, const double*, int, const double*, int,
                                     const double*, double*, int);
 
-template <class F>
-F lib_symbol(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-}
-
 dgemm_fn native_dgemm() {
   void* lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
   return lib ? reinterpret_cast<dgemm_fn>(dlsym(lib, "cublasDgemm_v2")) : nullptr;
-}
-
-options env_options() {
-  options o{14, 1, 0};
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING"))
-    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
-  return o;
 }
 
 std::vector<double> random_matrix(size_t count, uint64_t seed) {
@@ -134,7 +100,7 @@ struct problem {
   // The library's host reference (bitwise what an emulated call gives), if preloaded.
   std::vector<double> reference() const {
     std::vector<double> c = c0;
-    ref_fn ref = lib_symbol<ref_fn>("ozdgemm_dgemm_reference");
+    ref_fn ref = preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference");
     if (ref == nullptr ||
         ref('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.5, c.data(), n, env_options()) != 0)
       return {};
@@ -172,7 +138,7 @@ bool within_native_bound(const problem& p, const std::vector<double>& c) {
 
 // Host DGEMM through cblas_dgemm (the library's hook), checked against the long double exact.
 int host_dgemm_check(const char* who) {
-  cblas_fn cblas = lib_symbol<cblas_fn>("cblas_dgemm");
+  cblas_fn cblas = preloaded_symbol<cblas_fn>("cblas_dgemm");
   if (cblas == nullptr) return 0;
   const int n = 96;
   const problem p(n, 77, false);
@@ -186,7 +152,7 @@ int host_dgemm_check(const char* who) {
 bool expect_emulation() {
   const char* m = std::getenv("OZDGEMM_MODE");
   return m != nullptr && std::strcmp(m, "emulate") == 0 &&
-         lib_symbol<ref_fn>("ozdgemm_dgemm_reference") != nullptr;
+         preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference") != nullptr;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,7 +317,7 @@ int mode_no_gpu() {
 
 int mode_fault() {
   const char* inject = std::getenv("OZDGEMM_INJECT_FAULT");
-  api_fn api = lib_symbol<api_fn>("ozdgemm_dgemm");
+  api_fn api = preloaded_symbol<api_fn>("ozdgemm_dgemm");
   if (inject == nullptr || api == nullptr || !expect_emulation()) {
     std::puts("needs OZDGEMM_INJECT_FAULT, OZDGEMM_MODE=emulate and the library preloaded");
     return 77;

@@ -28,19 +28,12 @@
 #include <thread>
 #include <vector>
 
+#include "client_support.hpp"
+
 namespace {
 
-struct options {
-  int num_moduli;
-  int scaling;
-  int accuracy;  // ozdgemm_options_t's third field, read only when num_moduli is 0 (auto)
-};
-using ref_fn = int (*)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                       const double*, int64_t, double, double*, int64_t, options);
-using cblas_fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
-                          int, double, double*, int);
 
-std::atomic<long long> device_calls{0}, host_calls{0}, failures{0}, handles_recycled{0};
+std::atomic<long long> device_calls{0}, host_calls{0}, handles_recycled{0};
 std::mutex print_mutex;
 
 void fail(const char* what, int thread, int shape) {
@@ -48,14 +41,6 @@ void fail(const char* what, int thread, int shape) {
     std::lock_guard<std::mutex> lock(print_mutex);
     std::fprintf(stderr, "FAIL thread %d shape %d: %s\n", thread, shape, what);
   }
-}
-
-options env_options() {
-  options o{14, 1, 0};
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING"))
-    o.scaling = std::strcmp(s, "fast") == 0 ? 0 : 1;
-  return o;
 }
 
 // One problem: C = alpha op(A) op(B) + beta C0, its reference and its error scale.
@@ -88,7 +73,7 @@ problem make_problem(int m, int n, int k, char ta, char tb, double beta, uint64_
   };
   if (bitwise) {
     p.ref = p.c0;
-    auto ref = reinterpret_cast<ref_fn>(dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference"));
+    auto ref = preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference");
     ref(ta, tb, m, n, k, p.alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, p.ref.data(), m,
         env_options());
   } else {
@@ -194,7 +179,7 @@ int main(int argc, char** argv) {
   const char* mode = std::getenv("OZDGEMM_MODE");
   const bool preloaded = dlsym(RTLD_DEFAULT, "ozdgemm_dgemm_reference") != nullptr;
   const bool bitwise = preloaded && mode != nullptr && std::strcmp(mode, "emulate") == 0;
-  const auto cblas = reinterpret_cast<cblas_fn>(dlsym(RTLD_DEFAULT, "cblas_dgemm"));
+  const auto cblas = preloaded_symbol<cblas_fn>("cblas_dgemm");
 
   // Mixed shapes: tiny ones (native under auto with OZDGEMM_MIN_DIM), odd ones, long k, and a
   // few large enough to be emulated, in every transpose, with beta zero and not.
@@ -238,7 +223,7 @@ int main(int argc, char** argv) {
       "(%lld per thread), %lld handles recycled, %.1f s wall, %lld failures\n",
       threads, handles, device_calls.load(), host_calls.load(),
       (device_calls.load() + host_calls.load()) / std::max(threads, 1), handles_recycled.load(),
-      wall, failures.load());
+      wall, static_cast<long long>(failures.load()));
   // The deadline is checked between rounds: a round must not overrun it by much.
   if (wall > seconds + 60) {
     std::fprintf(stderr, "FAIL: ran %.1f s past a %.1f s deadline\n", wall, seconds);
