@@ -103,6 +103,8 @@ export OPAL_PREFIX=$mpicarry/root/usr OPAL_SYSCONFDIR=$mpicarry/root/etc/openmpi
 export PMIX_PKGDATADIR=$mpicarry/root/usr/lib/x86_64-linux-gnu/pmix2/share/pmix
 export PMIX_MCA_mca_base_component_path=$mpicarry/root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 export LD_LIBRARY_PATH=$mpicarry/root/usr/lib/x86_64-linux-gnu:$mpicarry/build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# cuBLAS and the CUDA runtime come from the GPU machine's toolkit (gpu_share_client needs them).
+[[ -d /usr/local/cuda/lib64 ]] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
 export OZDGEMM_MPIRUN=$mpicarry/root/usr/bin/mpirun
 export OZDGEMM_BUILD_DIR=$mpicarry/build
 # No network: never look for interconnect hardware or plugins that are not carried.
