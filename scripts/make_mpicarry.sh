@@ -97,7 +97,8 @@ cat > "$carry/env.sh" <<'EOF'
 # prefix (bindir, libdir, the plugins' pkglibdir, the help texts' pkgdatadir), OPAL_SYSCONFDIR
 # the MCA defaults. PMIx (Debian's prefix /usr/lib/x86_64-linux-gnu/pmix2) does not follow
 # PMIX_PREFIX for these: PMIX_PKGDATADIR (help texts) and its MCA component path (the zlib
-# compression plugin; without it PMIx warns at every start). LD_LIBRARY_PATH outranks the binaries' RUNPATH (/usr/lib/.../openmpi/lib).
+# compression plugin; without it PMIx warns at every start). LD_LIBRARY_PATH outranks the
+# binaries' RUNPATH (/usr/lib/.../openmpi/lib).
 mpicarry=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export OPAL_PREFIX=$mpicarry/root/usr OPAL_SYSCONFDIR=$mpicarry/root/etc/openmpi
 export PMIX_PKGDATADIR=$mpicarry/root/usr/lib/x86_64-linux-gnu/pmix2/share/pmix
