@@ -103,7 +103,8 @@ mpicarry=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export OPAL_PREFIX=$mpicarry/root/usr OPAL_SYSCONFDIR=$mpicarry/root/etc/openmpi
 export PMIX_PKGDATADIR=$mpicarry/root/usr/lib/x86_64-linux-gnu/pmix2/share/pmix
 export PMIX_MCA_mca_base_component_path=$mpicarry/root/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
-export LD_LIBRARY_PATH=$mpicarry/root/usr/lib/x86_64-linux-gnu:$mpicarry/build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+LD_LIBRARY_PATH=$mpicarry/root/usr/lib/x86_64-linux-gnu:$mpicarry/build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
 # cuBLAS and the CUDA runtime come from the GPU machine's toolkit (gpu_share_client needs them).
 [[ -d /usr/local/cuda/lib64 ]] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
 export OZDGEMM_MPIRUN=$mpicarry/root/usr/bin/mpirun

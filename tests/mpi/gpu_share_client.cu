@@ -116,8 +116,10 @@ bool exact(const problem& p, const double* c, uint64_t seed) {
     for (int i = 0; i < p.m; ++i)
       for (int j = 0; j < p.n; ++j) {
         int64_t s = 0;
-        for (int l = 0; l < p.k; ++l) s += int64_t(p.ai[size_t(i) * p.k + l]) * p.bi[size_t(l) * p.n + j];
-        const int64_t want = p.alpha * s + (p.beta == 0 ? 0 : int64_t(p.beta) * p.ci[size_t(i) * p.n + j]);
+        for (int l = 0; l < p.k; ++l)
+          s += int64_t(p.ai[size_t(i) * p.k + l]) * p.bi[size_t(l) * p.n + j];
+        const int64_t want =
+            p.alpha * s + (p.beta == 0 ? 0 : int64_t(p.beta) * p.ci[size_t(i) * p.n + j]);
         if (!scaled(p, c, i, j, &v) || v != want) return false;
       }
     return true;
