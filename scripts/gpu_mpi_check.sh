@@ -14,7 +14,20 @@
 #  3. ScaLAPACK on 4 ranks sharing the GPU(s), OZDGEMM_MODE=emulate (tests/mpi/run_scalapack.sh
 #     with OZDGEMM_TEST_EXPECT_EMULATED=1), if an Open MPI mpirun is there: $OZDGEMM_MPIRUN,
 #     else build/openmpi/bin/mpirun, else mpirun on PATH. The GPU machine has none of its own;
-#     without one this part is reported as not run, with the reason.
+#     without one this part is reported as not run, with the reason. Each rank's log must show
+#     emulated calls on GPU (local rank mod GPU count); the results are checked against the run
+#     without the library and the solve's residual (scalapack_test.c states the bounds).
+#  4. GPU sharing (tests/mpi/gpu_share.sh): 8 independent preloaded processes of
+#     tests/mpi/gpu_share_client at once, each with device and host DGEMMs checked exactly:
+#     without OZDGEMM_MAX_WORKSPACE (90% of free memory: every call emulated), with
+#     OZDGEMM_MAX_WORKSPACE=64M (large calls native for the cap, the others emulated), and
+#     under memory pressure (a hog holds all but 8 GiB: whatever does not fit goes native).
+#
+# The MPI runtime: scripts/make_mpicarry.sh (on the CPU machine) assembles .mpicarry/ with
+# Debian's Open MPI and ScaLAPACK and the project's pieces; carry it alone (no build/ needed):
+# this script then sources .mpicarry/env.sh (OZDGEMM_MPICARRY names another folder), which sets
+# OPAL_PREFIX, LD_LIBRARY_PATH, OZDGEMM_MPIRUN and OZDGEMM_BUILD_DIR.
+# OZDGEMM_MPI_PARTS (default "1 2 3 4") chooses the parts.
 #
 # Needs: build/ from the CPU machine (libozdgemm.so, tests/mpi/*, runtime-libs/ with the
 # BLAS/LAPACK/gfortran runtime), the NVIDIA driver; for part 3 also an Open MPI runtime and
@@ -23,13 +36,21 @@
 # passed.
 set -uo pipefail
 OUT=${OUT:-./out}
+carry=${OZDGEMM_MPICARRY:-.mpicarry}
+if [[ -f $carry/env.sh ]]; then
+  # shellcheck source=/dev/null
+  source "$carry/env.sh"
+  echo "using the carried runtime in $carry (OPAL_PREFIX=$OPAL_PREFIX)"
+fi
 build_dir=${OZDGEMM_BUILD_DIR:-build}
+parts=" ${OZDGEMM_MPI_PARTS:-1 2 3 4} "
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-root=$PWD
-lib=$root/$build_dir/libozdgemm.so
-program=$root/$build_dir/tests/mpi/mpi_lazy_start_test
-export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${OZDGEMM_MPI_LIBS:+:$OZDGEMM_MPI_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[[ -d $build_dir ]] || { echo "missing $build_dir: build on the CPU machine first"; exit 2; }
+build_dir=$(cd "$build_dir" && pwd)
+lib=$build_dir/libozdgemm.so
+program=$build_dir/tests/mpi/mpi_lazy_start_test
+export LD_LIBRARY_PATH=$build_dir/runtime-libs${OZDGEMM_MPI_LIBS:+:$OZDGEMM_MPI_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
 
 for f in "$lib" "$program"; do
@@ -45,8 +66,9 @@ run_rank() {
     OZDGEMM_LOG_FILE="$OUT/$name.log" timeout 120 "$program" dgemm > "$OUT/$name.out" 2>&1
 }
 
-echo "== 1. GPU per rank, launcher variables set by hand"
 gpus=""
+if [[ $parts == *" 1 "* ]]; then
+echo "== 1. GPU per rank, launcher variables set by hand"
 for var in OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID SLURM_LOCALID; do
   for r in 0 1 2 3; do
     name=select_${var}_$r
@@ -96,6 +118,9 @@ if [[ -n $gpus ]]; then
   fi
 fi
 
+fi
+
+if [[ $parts == *" 2 "* ]]; then
 echo "== 2. Start-up cost per process"
 mean_ms() {  # mean wall time in ms of 20 runs of the command
   local t0 t1
@@ -118,12 +143,14 @@ else
   echo "FAIL: no DGEMM, yet cuBLAS or the CUDA driver is mapped: $maps"
   status=1
 fi
-bash tests/mpi/lazy_start.sh "$lib" "$program" "$root/$build_dir/tests/mpi/fake-driver" \
+bash tests/mpi/lazy_start.sh "$lib" "$program" "$build_dir/tests/mpi/fake-driver" \
   "$OUT/lazy_start" || status=1
+fi
 
+if [[ $parts == *" 3 "* ]]; then
 echo "== 3. ScaLAPACK, 4 ranks on this machine's GPU(s), OZDGEMM_MODE=emulate"
 mpirun=${OZDGEMM_MPIRUN:-}
-[[ -z $mpirun && -x $build_dir/openmpi/bin/mpirun ]] && mpirun=$root/$build_dir/openmpi/bin/mpirun
+[[ -z $mpirun && -x $build_dir/openmpi/bin/mpirun ]] && mpirun=$build_dir/openmpi/bin/mpirun
 [[ -z $mpirun ]] && mpirun=$(command -v mpirun || true)
 if [[ -z $mpirun ]]; then
   echo "NOT RUN: no mpirun on this machine (it has no MPI and no package manager); set" \
@@ -136,10 +163,34 @@ else
     status=1
   else
     OZDGEMM_MPIRUN=$mpirun OZDGEMM_MODE=emulate OZDGEMM_TEST_EXPECT_EMULATED=1 \
-      bash tests/mpi/run_scalapack.sh "$lib" "$root/$build_dir/tests/mpi/mpi_scalapack_test" \
+      bash tests/mpi/run_scalapack.sh "$lib" "$build_dir/tests/mpi/mpi_scalapack_test" \
       "$OUT/scalapack" 2>&1 | tee "$OUT/scalapack.txt"
     ((PIPESTATUS[0] == 0)) || status=1
   fi
+fi
+
+fi
+
+if [[ $parts == *" 4 "* ]]; then
+echo "== 4. GPU sharing: 8 independent preloaded processes at once, OZDGEMM_MODE=emulate"
+client=$build_dir/tests/mpi/gpu_share_client
+if [[ ! -x $client ]]; then
+  echo "FAIL: missing $client"
+  status=1
+else
+  # share NAME EXPECT VAR=VALUE...: one gpu_share.sh run, its report in $OUT/NAME.txt.
+  share() {
+    local name=$1 expect=$2
+    shift 2
+    echo "-- $name ($expect${*:+, $*})"
+    env "$@" timeout 150 bash tests/mpi/gpu_share.sh "$lib" "$client" "$OUT/$name" "$expect" \
+      2>&1 | tee "$OUT/$name.txt"
+    ((PIPESTATUS[0] == 0)) || status=1
+  }
+  share share_uncapped all-emulated -u OZDGEMM_MAX_WORKSPACE
+  share share_capped cap OZDGEMM_MAX_WORKSPACE=64M
+  share share_pressure pressure -u OZDGEMM_MAX_WORKSPACE HOG_LEAVE_MIB=8192
+fi
 fi
 
 echo "== gpu_mpi_check: $( ((status == 0)) && echo passed || echo FAILED)"
