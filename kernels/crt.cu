@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_ar
       v = nonfinite_dot(args.a, i, args.b, j, p.k);
     } else {
       const int32_t* pr = args.prod + j * args.m_pad + i;
-      int32_t r[S > 0 ? S : 1];
+      int32_t r[S];
 #pragma unroll
       for (int t = 0; t < S; ++t) r[t] = __ldcs(pr + t * plane);  // read once: stream
       crt_accumulator acc;
@@ -60,13 +60,14 @@ void launch_crt_s(dim3 grid, cudaStream_t stream, const gemm_problem& p, const c
   crt_kernel<S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
 }
 
-template <int... S>
-constexpr auto crt_launchers(std::integer_sequence<int, S...>) {
-  return std::array<crt_launcher, sizeof...(S)>{&launch_crt_s<S>...};
+// Entry i launches the kernel for s = kMinModuli + i: only the counts a table can have.
+template <int... I>
+constexpr auto crt_launchers(std::integer_sequence<int, I...>) {
+  return std::array<crt_launcher, sizeof...(I)>{&launch_crt_s<kMinModuli + I>...};
 }
 
-// Index s holds the launcher for s moduli (0 and 1 unused: s >= kMinModuli = 2).
-constexpr auto kCrtLaunchers = crt_launchers(std::make_integer_sequence<int, kMaxModuli + 1>{});
+constexpr auto kCrtLaunchers =
+    crt_launchers(std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
 
 __global__ void fold_kernel(int32_t* prod, int64_t plane, modulus_table tb) {
   const int t = blockIdx.y;
@@ -93,7 +94,7 @@ void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
   const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
-  kCrtLaunchers[tb.s](grid, stream, p, args, tb, alpha, beta);
+  kCrtLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
 }
 
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream) {

@@ -110,37 +110,53 @@ __global__ void fast_exponent_kernel(int64_t nvec, const int* emax_enc,
 }
 
 struct bound_gen {
+  using vec = int;  // emax of the vector
   using state = int8_t;
   const int* emax_enc;
-  __device__ state prepare(double x, int64_t v) const {
-    const int e = decode_emax(emax_enc[v]);
+  __device__ vec vector(int64_t v) const { return decode_emax(emax_enc[v]); }
+  __device__ state prepare(double x, int e) const {
     return e == kZeroExponent ? 0 : bound_quantize(x, e);
   }
-  __device__ int8_t plane(const state& s, int) const { return s; }
+  __device__ void pack(const state (&st)[kPlaneRun], int, uint32_t (&w)[4]) const {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      w[j] = pack4(static_cast<uint8_t>(st[4 * j]), static_cast<uint8_t>(st[4 * j + 1]),
+                   static_cast<uint8_t>(st[4 * j + 2]), static_cast<uint8_t>(st[4 * j + 3]));
+  }
 };
 
-// One block per column j: the maximum over i (and the k-blocks' sum) of U_ij.
+// max_i U_ij (summed over the k-blocks) of column j, computed by the whole block; the result
+// is valid in thread 0 only. Every thread of the block must call it (it synchronises), and
+// the caller must synchronise before calling it again (warp_best is reused).
+__device__ long long block_column_max(const int32_t* u, int64_t nblk, int64_t m, int64_t j,
+                                      int64_t m_pad, int64_t n_pad) {
+  long long best = 0;
+  for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+    long long sum = 0;
+    for (int64_t b = 0; b < nblk; ++b) sum += u[(b * n_pad + j) * m_pad + i];
+    best = sum > best ? sum : best;
+  }
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) {
+    const long long o = __shfl_xor_sync(0xFFFFFFFFu, best, mask);
+    best = o > best ? o : best;
+  }
+  __shared__ long long warp_best[32];
+  if (threadIdx.x % 32 == 0) warp_best[threadIdx.x / 32] = best;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+      best = warp_best[w] > best ? warp_best[w] : best;
+  return best;
+}
+
+// One block per column j: the column headroom and exponent of B from max_i U_ij.
 __global__ void column_headroom_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
                                        int64_t m_pad, int64_t n_pad, const int* emax_b_enc,
                                        modulus_table tb, int* head_b, int* exp_b) {
   for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
-    long long best = 0;
-    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
-      long long sum = 0;
-      for (int64_t b = 0; b < nblk; ++b) sum += u[(b * n_pad + j) * m_pad + i];
-      best = sum > best ? sum : best;
-    }
-#pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
-      const long long o = __shfl_xor_sync(0xFFFFFFFFu, best, mask);
-      best = o > best ? o : best;
-    }
-    __shared__ long long warp_best[32];
-    if (threadIdx.x % 32 == 0) warp_best[threadIdx.x / 32] = best;
-    __syncthreads();
+    const long long best = block_column_max(u, nblk, m, j, m_pad, n_pad);
     if (threadIdx.x == 0) {
-      for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
-        best = warp_best[w] > best ? warp_best[w] : best;
       const int h = accurate_column_headroom(static_cast<double>(best), tb);
       head_b[j] = h;
       exp_b[j] = accurate_exponent(h, decode_emax(emax_b_enc[j]));
@@ -258,30 +274,12 @@ __global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
                     worst + s);
 }
 
-// One block per column j: max_i of U_ij (summed over the k-blocks), as in
-// column_headroom_kernel, kept for every s.
+// One block per column j: max_i of U_ij (summed over the k-blocks), kept for every s.
 __global__ void column_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
                                   int64_t m_pad, int64_t n_pad, long long* col_max) {
   for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
-    long long best = 0;
-    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
-      long long sum = 0;
-      for (int64_t blk = 0; blk < nblk; ++blk) sum += u[(blk * n_pad + j) * m_pad + i];
-      best = sum > best ? sum : best;
-    }
-#pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
-      const long long o = __shfl_xor_sync(0xFFFFFFFFu, best, mask);
-      best = o > best ? o : best;
-    }
-    __shared__ long long warp_best[32];
-    if (threadIdx.x % 32 == 0) warp_best[threadIdx.x / 32] = best;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
-        best = warp_best[w] > best ? warp_best[w] : best;
-      col_max[j] = best;
-    }
+    const long long best = block_column_max(u, nblk, m, j, m_pad, n_pad);
+    if (threadIdx.x == 0) col_max[j] = best;
     __syncthreads();
   }
 }

@@ -1,0 +1,166 @@
+// The tiled plane writer (kernels/planes.cuh) byte for byte against the host definitions:
+// launch_residues against scale_truncate + symmetric_residue, launch_bound_quantize against
+// bound_quantize, for both operand layouts, sizes that leave partial tiles in both
+// directions, a leading dimension larger than the vector, and the zero padding. The end-to-end
+// bit-identity tests cover these kernels too; this one says which plane and byte went wrong.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/element.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+#include "core/scaling_rules.hpp"
+#include "gpu_fixture.hpp"
+#include "residues.cuh"
+#include "scaling.cuh"
+
+namespace ozdgemm::test {
+namespace {
+
+using detail::operand;
+using detail::round_up;
+
+struct shape {
+  int64_t nvec, k;
+  bool k_contiguous;
+};
+
+struct host_operand {
+  std::vector<double> data;
+  int64_t ld;
+  operand view(const double* dev) const { return operand{dev, ld, k_contiguous}; }
+  bool k_contiguous;
+  double at(int64_t v, int64_t l) const {
+    return k_contiguous ? data[v * ld + l] : data[l * ld + v];
+  }
+};
+
+// Values over many binades with zeros and both signs; ld exceeds the vector extent by 3.
+host_operand make_operand(const shape& sh, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g(0.0, 4.0);
+  host_operand h;
+  h.k_contiguous = sh.k_contiguous;
+  h.ld = (sh.k_contiguous ? sh.k : sh.nvec) + 3;
+  h.data.assign(static_cast<size_t>(h.ld * (sh.k_contiguous ? sh.nvec : sh.k)), 0.0);
+  for (double& x : h.data) x = rng() % 17 == 0 ? 0.0 : std::ldexp(u(rng), static_cast<int>(g(rng)));
+  return h;
+}
+
+class PlaneWriter : public GpuTest, public ::testing::WithParamInterface<shape> {};
+
+TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
+  const shape sh = GetParam();
+  const host_operand h = make_operand(sh, 11 + sh.nvec * 7 + sh.k);
+  const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
+  // Exponents the scaling could produce: |x| 2^e < 2^(bits) with bits up to 77, varied per vector.
+  std::vector<int> exps(static_cast<size_t>(sh.nvec));
+  for (int64_t v = 0; v < sh.nvec; ++v) {
+    int emax = detail::kZeroExponent;
+    for (int64_t l = 0; l < sh.k; ++l) {
+      const int e = detail::exponent_of(h.at(v, l));
+      emax = e > emax ? e : emax;
+    }
+    exps[v] = emax == detail::kZeroExponent ? 0 : static_cast<int>(20 + v % 58) - emax - 1;
+  }
+  device_buffer<double> x(h.data);
+  device_buffer<int> e(exps);
+  for (int s : {2, 14, 20}) {
+    const detail::modulus_table& tb = detail::moduli_for(s);
+    const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
+    device_buffer<int8_t> out(s * plane);
+    ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, s * plane));  // padding must be written, not left
+    detail::launch_residues(h.view(x.ptr), sh.nvec, nvec_pad, sh.k, k_pad, nullptr, e.ptr, tb,
+                            out.ptr, nullptr);
+    ASSERT_CUDA(cudaGetLastError());
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<int8_t> got = out.to_host();
+    int64_t bad = 0;
+    for (int t = 0; t < s; ++t)
+      for (int64_t v = 0; v < nvec_pad; ++v)
+        for (int64_t l = 0; l < k_pad; ++l) {
+          int8_t want = 0;
+          if (v < sh.nvec && l < sh.k)
+            want = detail::symmetric_residue(detail::scale_truncate(h.at(v, l), exps[v]), tb, t);
+          const int8_t g = got[t * plane + v * k_pad + l];
+          if (g != want && ++bad <= 5)
+            ADD_FAILURE() << "s=" << s << " plane " << t << " v=" << v << " l=" << l << ": want "
+                          << int(want) << " got " << int(g);
+        }
+    EXPECT_EQ(bad, 0) << "s=" << s;
+  }
+}
+
+TEST_P(PlaneWriter, BoundPlaneMatchesHostByteForByte) {
+  const shape sh = GetParam();
+  const host_operand h = make_operand(sh, 3 + sh.nvec + sh.k * 5);
+  const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
+  std::vector<int> emax_enc(static_cast<size_t>(sh.nvec), 0);
+  for (int64_t v = 0; v < sh.nvec; ++v) {
+    int emax = detail::kZeroExponent;
+    for (int64_t l = 0; l < sh.k; ++l) {
+      const int ex = detail::exponent_of(h.at(v, l));
+      emax = ex > emax ? ex : emax;
+    }
+    emax_enc[v] = emax == detail::kZeroExponent ? 0 : emax + detail::kExponentBias;
+  }
+  device_buffer<double> x(h.data);
+  device_buffer<int> enc(emax_enc);
+  const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
+  device_buffer<int8_t> out(plane);
+  ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, plane));
+  detail::launch_bound_quantize(h.view(x.ptr), sh.nvec, nvec_pad, sh.k, k_pad, nullptr, enc.ptr,
+                                out.ptr, nullptr);
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<int8_t> got = out.to_host();
+  int64_t bad = 0;
+  for (int64_t v = 0; v < nvec_pad; ++v)
+    for (int64_t l = 0; l < k_pad; ++l) {
+      int8_t want = 0;
+      if (v < sh.nvec && l < sh.k && emax_enc[v] != 0)
+        want = detail::bound_quantize(h.at(v, l), emax_enc[v] - detail::kExponentBias);
+      const int8_t g = got[v * k_pad + l];
+      if (g != want && ++bad <= 5)
+        ADD_FAILURE() << "v=" << v << " l=" << l << ": want " << int(want) << " got " << int(g);
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+// alpha == 0 on the device: the operand must not be read and every plane is zero.
+TEST_F(GpuTest, PlaneWriterWritesZerosWhenAlphaIsZero) {
+  const shape sh{37, 200, false};
+  const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
+  const detail::modulus_table& tb = detail::moduli_for(14);
+  const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
+  device_buffer<int8_t> out(tb.s * plane);
+  device_buffer<int> e(std::vector<int>(sh.nvec, 40));
+  device_buffer<double> alpha(std::vector<double>{0.0});
+  ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, tb.s * plane));
+  // A null operand pointer: any read would fault.
+  detail::launch_residues(operand{nullptr, sh.nvec, false}, sh.nvec, nvec_pad, sh.k, k_pad,
+                          alpha.ptr, e.ptr, tb, out.ptr, nullptr);
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  for (int8_t b : out.to_host()) ASSERT_EQ(b, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PlaneWriter,
+                         ::testing::Values(shape{1, 1, true}, shape{1, 1, false},
+                                           shape{45, 300, true}, shape{45, 300, false},
+                                           shape{70, 129, true}, shape{70, 129, false},
+                                           shape{33, 1000, true}, shape{130, 16, false},
+                                           shape{200, 520, true}, shape{200, 520, false}),
+                         [](const ::testing::TestParamInfo<shape>& i) {
+                           return "n" + std::to_string(i.param.nvec) + "_k" +
+                                  std::to_string(i.param.k) +
+                                  (i.param.k_contiguous ? "_kcontig" : "_veccontig");
+                         });
+
+}  // namespace
+}  // namespace ozdgemm::test
