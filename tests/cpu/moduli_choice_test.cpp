@@ -6,6 +6,7 @@
 //   most one more than the oracle s (brute force); a bits target is met as measured.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -244,6 +245,93 @@ TEST(AutoModuliApi, ReferenceEntryPicksAndComputes) {
               OZDGEMM_STATUS_INVALID_VALUE);
   }
   for (double x : C.data) EXPECT_EQ(x, 3.5);
+}
+
+// Anti-aligned inputs (docs/accuracy.md, section 10): op(A) a phi matrix; each column of op(B)
+// a phi vector whose entries are permuted so that its largest magnitudes meet the smallest
+// magnitudes of row 0 of op(A) (aligned: the same vectors, unpermuted).
+operand_pair anti_aligned_inputs(double phi, int64_t m, int64_t n, int64_t k, uint64_t seed,
+                                 bool anti) {
+  operand_pair p{phi_matrix(m, k, phi, seed), phi_matrix(k, n, phi, seed + 1)};
+  if (!anti) return p;
+  std::vector<int64_t> order(static_cast<size_t>(k));
+  for (int64_t l = 0; l < k; ++l) order[l] = l;
+  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+    return std::fabs(p.a(0, x)) < std::fabs(p.a(0, y));
+  });
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<double> col(static_cast<size_t>(k));
+    for (int64_t l = 0; l < k; ++l) col[l] = p.b(l, j);
+    std::sort(col.begin(), col.end(),
+              [](double x, double y) { return std::fabs(x) > std::fabs(y); });
+    for (int64_t t = 0; t < k; ++t) p.b(order[t], j) = col[t];
+  }
+  return p;
+}
+
+// The chooser sees per-vector statistics only, and those do not change when the entries of a
+// vector are permuted: fast mode predicts the same eps(s) for aligned and anti-aligned inputs,
+// although their errors differ by orders of magnitude (the report below). This is why no
+// per-vector rule can be both tight on random data and safe on adversarial data.
+TEST(ChoiceStatistics, InvariantUnderPermutationWithinVectors) {
+  const int64_t m = 6, n = 5, k = 300;
+  operand_pair x = anti_aligned_inputs(2.0, m, n, k, 77, false);
+  operand_pair y = anti_aligned_inputs(2.0, m, n, k, 77, true);
+  host_matrix C = make_matrix(m, n);
+  const detail::gemm_problem px =
+      make_problem('N', 'N', m, n, k, x.a.ptr(), x.a.ld, x.b.ptr(), x.b.ld, C.ptr(), C.ld);
+  const detail::gemm_problem py =
+      make_problem('N', 'N', m, n, k, y.a.ptr(), y.a.ld, y.b.ptr(), y.b.ld, C.ptr(), C.ld);
+  ASSERT_NE(x.b.data, y.b.data);
+  const detail::scaling_statistics sx = detail::reference_statistics(px, scaling_mode::fast);
+  const detail::scaling_statistics sy = detail::reference_statistics(py, scaling_mode::fast);
+  EXPECT_EQ(sx.b.emax, sy.b.emax);
+  EXPECT_EQ(sx.b.exp_sum, sy.b.exp_sum);
+  EXPECT_EQ(sx.b.nnz, sy.b.nnz);
+  EXPECT_EQ(sx.q2_b, sy.q2_b);
+  for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s)
+    EXPECT_EQ(detail::predicted_error(sx, s), detail::predicted_error(sy, s)) << s;
+}
+
+// Measured errors of aligned and anti-aligned inputs against auto's choice (slow: by hand).
+//   build/ozdgemm_cpu_tests --gtest_also_run_disabled_tests --gtest_filter='*AntiAligned*'
+TEST(AutoModuliReport, DISABLED_AntiAligned) {
+  const int64_t m = 8, n = 8;
+  std::cout << "phi,k,placement,mode,s_auto,s_oracle,rel_auto,scaled_auto,rel_native,"
+               "scaled_native\n";
+  for (double phi : {0.5, 1.0, 2.0, 4.0})
+    for (int64_t k : {int64_t{1024}, int64_t{4096}})
+      for (bool anti : {false, true})
+        for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate}) {
+          operand_pair in = anti_aligned_inputs(phi, m, n, k, 123, anti);
+          host_matrix R = make_matrix(m, n), N = make_matrix(m, n), C = make_matrix(m, n);
+          std::vector<double> ab(static_cast<size_t>(m * n));
+          dd_gemm('N', 'N', m, n, k, 1.0, in.a.ptr(), in.a.ld, in.b.ptr(), in.b.ld, 0.0,
+                  R.ptr(), R.ld);
+          abs_product('N', 'N', m, n, k, in.a.ptr(), in.a.ld, in.b.ptr(), in.b.ld, ab.data(), m);
+          naive_gemm('N', 'N', m, n, k, 1.0, in.a.ptr(), in.a.ld, in.b.ptr(), in.b.ld, 0.0,
+                     N.ptr(), N.ld);
+          auto err = [&](const host_matrix& X) {
+            return measured{max_rel_error(m, n, X.ptr(), X.ld, R.ptr(), R.ld).max,
+                            max_scaled_error(m, n, X.ptr(), X.ld, R.ptr(), R.ld, ab.data(), m)
+                                .max};
+          };
+          const measured nat = err(N);
+          const detail::gemm_problem p = make_problem('N', 'N', m, n, k, in.a.ptr(), in.a.ld,
+                                                      in.b.ptr(), in.b.ld, C.ptr(), C.ld);
+          const detail::moduli_choice ch = detail::reference_dgemm_auto(p, 1.0, 0.0, mode, {});
+          const measured got = err(C);
+          int oracle = 0;
+          for (int s = detail::kMinModuli; s <= detail::kMaxModuli && oracle == 0; ++s) {
+            detail::reference_dgemm(p, 1.0, 0.0, s, mode);
+            const measured e = err(C);
+            if (e.rel <= nat.rel && e.scaled <= nat.scaled) oracle = s;
+          }
+          std::cout << phi << "," << k << "," << (anti ? "anti" : "random") << ","
+                    << mode_name(mode) << "," << ch.s << "," << oracle << "," << fmt(got.rel)
+                    << "," << fmt(got.scaled) << "," << fmt(nat.rel) << "," << fmt(nat.scaled)
+                    << std::endl;
+        }
 }
 
 // The table of the report, on the CPU (slow: run by hand).
