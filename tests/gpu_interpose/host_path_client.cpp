@@ -215,6 +215,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no CUDA device: host-path test not run\n");
+    return 77;
+  }
   if (cpu_check != cpu_columns::unchecked) {
     // The same library the hooks use as their CPU BLAS (libblas.so.3 on LD_LIBRARY_PATH), its
     // own definition: dlsym on its handle, not the process's (which is libozdgemm's).
@@ -224,11 +229,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "no libblas.so.3 to check the CPU BLAS's columns against\n");
       return 1;
     }
-  }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no CUDA device: host-path test not run\n");
-    return 77;
   }
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
@@ -248,11 +248,12 @@ int main(int argc, char** argv) {
       {kColMajor, false, false, 3000, 3000, 3000, 0, 1.0, 1.0, false},
   };
   // Wide column-major calls with C read (beta != 0): with OZDGEMM_HOST_TILE=3000, four and
-  // three tiles whose C spans two download chunks (8M elements / 4100 rows = 2046 columns),
-  // so a worker can fail with part of a tile written.
+  // five tiles whose C spans two download chunks (8M elements / 4100 rows = 2046 columns),
+  // so a worker can fail with part of a tile written. More tiles than the failure tests'
+  // workers: when every worker fails in its second tile, some columns are left to the CPU.
   const test_case wide_cases[] = {
       {kColMajor, false, false, 4100, 12000, 128, 0, 1.0, 0.5, false},
-      {kColMajor, true, true, 4100, 9000, 96, 1, -1.0, 1.0, true},
+      {kColMajor, true, true, 4100, 15000, 96, 1, -1.0, 1.0, true},
   };
   if (wide) {
     for (const test_case& tc : wide_cases) failures += run_case(h, tc, gen) ? 0 : 1;
