@@ -265,10 +265,10 @@ class host_worker {
     // Where the host's time went: packing and unpacking are the host-bound parts, waits are
     // time the GPU or the copies kept the host idle.
     logger().debug(
-        "host path {}x{}x{}, worker {} (GPU {}): {} tile(s) of {} columns of {}, {} threads; "
+        "host path {}x{}x{}, worker {} (GPU {}): {} of {} tile(s) of {} columns, {} threads; "
         "A packed in {:.1f} ms; pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, "
         "total {:.1f} ms",
-        g.m, g.n, g.k, index_, device_, tiles_done_, j.width, q.tiles(), pool_.threads(),
+        g.m, g.n, g.k, index_, device_, tiles_done_, q.tiles(), j.width, pool_.threads(),
         a_s * 1e3, clock_.pack_s * 1e3, clock_.unpack_s * 1e3, clock_.wait_s * 1e3,
         elapsed(t0) * 1e3);
   }
