@@ -9,7 +9,10 @@
 // max |C - R| / |R| and max |C - R| / (|A||B|).
 //
 //   host_blas_bench --label NAME [--api fortran|cblas] [--sizes 4096,8192] [--reps 3]
-//                   [--phi 0.5] [--samples 256] [--csv FILE]
+//                   [--phi 0.5] [--samples 256] [--csv FILE] [--digest 1]
+// --digest 1 prints a digest of every bit of C per size ("C digest"): runs that must give the
+// same bits (1, 2 or 4 host-path workers, bench/run_host_bench.sh HOST_BENCH_MODE=workers)
+// print the same line.
 // CSV columns: label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps
 #include <algorithm>
 #include <chrono>
@@ -38,6 +41,7 @@ struct options {
   std::string label = "blas", api = "fortran", csv;
   std::vector<int> sizes{4096, 8192};
   int reps = 3, samples = 256;
+  bool digest = false;
   double phi = 0.5;
 };
 
@@ -63,6 +67,7 @@ options parse(int argc, char** argv) {
     else if (key == "--phi") o.phi = std::atof(v);
     else if (key == "--samples") o.samples = std::atoi(v);
     else if (key == "--csv") o.csv = v;
+    else if (key == "--digest") o.digest = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       std::exit(2);
@@ -133,6 +138,13 @@ int main(int argc, char** argv) {
     }
     std::printf("%-12s %-7s n=%6d  median %9.4f s  min %9.4f s  %8.3f TFLOPS  rel %.2e  abs/|A||B| %.2e\n",
                 o.label.c_str(), o.api.c_str(), n, median, times.front(), tflops, rel, abs_ab);
+    if (o.digest) {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a
+      const auto* p = reinterpret_cast<const unsigned char*>(c.data());
+      for (size_t i = 0; i < len * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+      std::printf("%-12s n=%6d  C digest %016llx\n", o.label.c_str(), n,
+                  static_cast<unsigned long long>(h));
+    }
     std::fflush(stdout);
     if (csv != nullptr) {
       std::fprintf(csv, "%s,%s,%d,%.6f,%.6f,%.4f,%.3e,%.3e,%d\n", o.label.c_str(), o.api.c_str(), n,

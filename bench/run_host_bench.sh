@@ -20,6 +20,38 @@ mkdir -p "$OUT"
 root=$PWD
 bench=$root/$build_dir/bench/host_blas_bench
 hb=${HOSTBENCH_DIR:-$root/.hostbench}
+
+# HOST_BENCH_MODE=workers (issue 8): the multi-worker host path on one GPU, 1 vs 2 vs 4 workers
+# (OZDGEMM_HOST_WORKERS_PER_DEVICE), same binary and inputs, cblas_dgemm, fast scaling, s = 16,
+# n = 8192 and 16384 (SIZES). One GPU gives no speed-up; the point is that nothing is lost and
+# the bits do not change (the "C digest" lines must agree across worker counts). Needs no
+# OpenBLAS: host calls not emulated would go to runtime-libs' reference BLAS. Writes
+# $OUT/host_workers.csv and host_workers.log.
+if [[ ${HOST_BENCH_MODE:-} == workers ]]; then
+  export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  csv=$OUT/host_workers.csv
+  echo "label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps" > "$csv"
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: ${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "sizes: $sizes, reps: $reps, workers: ${WORKERS:-1 2 4}"
+  } > "$OUT/env.txt"
+  cat "$OUT/env.txt"
+  for w in ${WORKERS:-1 2 4}; do
+    echo "== $w worker(s)" | tee -a "$OUT/host_workers.log"
+    env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate OZDGEMM_SCALING=fast \
+        OZDGEMM_MODULI=16 OZDGEMM_HOST_WORKERS_PER_DEVICE=$w OZDGEMM_LOG_LEVEL=debug \
+        OZDGEMM_LOG_FILE=$OUT/ozdgemm_workers_$w.log \
+        "$bench" --label ozdgemm-s16-fast-w$w --api cblas --sizes "$sizes" --reps "$reps" \
+        --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
+  done
+  column -s, -t "$csv"
+  # One line per size, counted once per worker count: identical bits.
+  grep "C digest" "$OUT/host_workers.log" | sed -E 's/^[^ ]+ +//' | sort | uniq -c
+  exit 0
+fi
 libs=$(mktemp -d)
 tar xJf "$hb/openblas.tar.xz" -C "$libs"
 openblas=$libs/libblas.so.3

@@ -27,6 +27,10 @@ std::string mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >
 void set_workspace_cap(size_t bytes) noexcept { cap_bytes.store(bytes); }
 size_t workspace_cap() noexcept { return cap_bytes.load(); }
 
+bool within_free_memory(size_t need, size_t held, size_t free_bytes) noexcept {
+  return need <= (free_bytes + held) / 10 * 9;
+}
+
 handle_context::handle_context(int device) : device_(device) {
   OZDGEMM_CUBLAS_TRY(cublas_create(&cublas_));
   const cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
@@ -95,11 +99,10 @@ void* handle_context::workspace(size_t bytes) {
   size_t free_bytes = 0, total_bytes = 0;
   OZDGEMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   // What this workspace already holds comes back before the new one is taken.
-  const size_t usable = (free_bytes + ws_bytes_) / 10 * 9;
-  if (bytes > usable)
+  if (!within_free_memory(bytes, ws_bytes_, free_bytes))
     refuse("the call needs " + mib(bytes) + ", more than 90% of the " +
            mib(free_bytes + ws_bytes_) + " of device memory free");
-  if (want > usable) want = bytes;
+  if (!within_free_memory(want, ws_bytes_, free_bytes)) want = bytes;
   if (inject_fault(fault::alloc))
     throw cuda_error(cudaErrorMemoryAllocation, "injected fault: workspace allocation failed");
   if (ws_ != nullptr) {
@@ -188,7 +191,8 @@ const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t
     (void)cudaGetLastError();
     return nullptr;  // the call itself will find out and fall back
   }
-  if (bytes > (free_bytes + held) / 10 * 9) return "device memory: workspace over 90% of free";
+  if (!within_free_memory(bytes, held, free_bytes))
+    return "device memory: workspace over 90% of free";
   return nullptr;
 }
 

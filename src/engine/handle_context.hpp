@@ -73,6 +73,12 @@ std::shared_ptr<handle_context> context_for(cublasHandle_t caller);
 void set_workspace_cap(size_t bytes) noexcept;
 size_t workspace_cap() noexcept;
 
+// The 90%-of-free-memory rule above, shared by every user of device memory in the library
+// (workspaces here, the host path's buffers in interpose/host_offload.cpp): growing what one
+// user holds from `held` to `need` bytes is allowed when `need` is at most 90% of the memory
+// free now plus `held` (what is held is released before the new memory is taken).
+bool within_free_memory(size_t need, size_t held, size_t free_bytes) noexcept;
+
 // Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the
 // limits above, as a static string for logs ("workspace cap", "graph capture before the
 // workspace is ready", "device memory: workspace over 90% of free"), or nullptr (also when

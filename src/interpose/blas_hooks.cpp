@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
@@ -136,10 +137,11 @@ bool to_host_gemm(const cblas_args& x, host_gemm* g) {
   return valid_sizes(*g);
 }
 
-// Columns [first, n) of a valid column-major call, through the CPU BLAS's Fortran dgemm_.
-void dgemm_columns(dgemm_fn real, const host_gemm& g, int64_t first) noexcept {
+// Columns [first, first + count) of a valid column-major call, through the CPU BLAS's Fortran
+// dgemm_.
+void dgemm_columns(dgemm_fn real, const host_gemm& g, int64_t first, int64_t count) noexcept {
   const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
-  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n - first);
+  const int m = static_cast<int>(g.m), n = static_cast<int>(count);
   const int k = static_cast<int>(g.k), lda = static_cast<int>(g.lda);
   const int ldb = static_cast<int>(g.ldb), ldc = static_cast<int>(g.ldc);
   const double* b = g.opb == op_kind::n ? g.b + first * g.ldb : g.b + first;
@@ -157,7 +159,7 @@ void forward(const char* entry, const cblas_args& x) noexcept {
   host_gemm g{};
   dgemm_fn real = cpu_dgemm();
   if (real != nullptr && to_host_gemm(x, &g)) {
-    dgemm_columns(real, g, 0);
+    dgemm_columns(real, g, 0, g.n);
     return;
   }
   try {
@@ -172,19 +174,23 @@ void forward(const char* entry, const cblas_args& x) noexcept {
   }
 }
 
-// Columns [done, n) of a column-major call that the GPU path left part way, on the CPU BLAS.
-// The columns before `done` already hold their results and are not touched again.
-void finish_on_cpu(const char* entry, const host_gemm& g, int64_t done) noexcept {
+// The column ranges of a column-major call that the GPU path left (its workers failed part
+// way), on the CPU BLAS. The other columns already hold their results and are not touched
+// again: with beta != 0 computing them twice would read the result as C.
+void finish_on_cpu(const char* entry, const host_gemm& g,
+                   const std::vector<column_range>& left) noexcept {
   dgemm_fn real = cpu_dgemm();
-  if (real == nullptr) {
+  for (const column_range& r : left) {
+    if (real != nullptr) {
+      dgemm_columns(real, g, r.j0, r.count);
+      continue;
+    }
     try {
       logger().error("{}: no CPU BLAS to finish columns {}..{}; they are left unchanged", entry,
-                     done, g.n - 1);
+                     r.j0, r.j0 + r.count - 1);
     } catch (...) {
     }
-    return;
   }
-  dgemm_columns(real, g, done);
 }
 
 // One application call, one decision: offered to the GPU host path, else forwarded. Calls
@@ -196,17 +202,17 @@ void serve_host(const char* entry, const Args& x) noexcept {
   interception_scope scope;
   if (outermost) {
     host_gemm g{};
-    int64_t done = 0;
+    host_offload_result r;
     try {
-      if (to_host_gemm(x, &g)) done = try_host_offload(g, entry);
+      if (to_host_gemm(x, &g)) r = try_host_offload(g, entry);
     } catch (...) {
       try {
         logger().error("{}: internal error; using the CPU BLAS", entry);
       } catch (...) {
       }
     }
-    if (done > 0) {
-      if (done < g.n) finish_on_cpu(entry, g, done);
+    if (r.served) {
+      finish_on_cpu(entry, g, r.left);
       return;
     }
   }

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/env.hpp"
 #include "common/logging.hpp"
@@ -116,6 +119,20 @@ config load() {
     if (parse_bytes(v, &x)) c.max_workspace = x;
     else invalid("OZDGEMM_MAX_WORKSPACE", v, "bytes with an optional K|M|G suffix", "0 (no cap)");
   }
+  if (const char* v = env("OZDGEMM_DEVICES")) {
+    if (!parse_device_list(v, &c.devices, &c.all_devices))
+      invalid("OZDGEMM_DEVICES", v, "all or a comma list of GPU ordinals",
+              "the single GPU of OZDGEMM_DEVICE's rule");
+  }
+  if (const char* v = env("OZDGEMM_HOST_WORKERS_PER_DEVICE")) {
+    long long x = 0;
+    if (parse_long(v, &x) && x >= 1 && x <= 16) c.host_workers_per_device = static_cast<int>(x);
+    else invalid("OZDGEMM_HOST_WORKERS_PER_DEVICE", v, "an integer in 1..16", "1");
+  }
+  if (const char* v = env("OZDGEMM_HOST_FAIL_AFTER")) {
+    if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
+      invalid("OZDGEMM_HOST_FAIL_AFTER", v, "tiles or tiles@worker", "no injected failure");
+  }
   // The engine enforces it wherever a workspace grows (host path included).
   set_workspace_cap(c.max_workspace);
   return c;
@@ -135,6 +152,43 @@ const char* to_string(run_mode m) {
     case run_mode::native: return "native";
   }
   return "?";
+}
+
+bool parse_device_list(const char* s, std::vector<int>* devices, bool* all) {
+  if (s == nullptr) return false;
+  if (std::strcmp(s, "all") == 0) {
+    *all = true;
+    devices->clear();
+    return true;
+  }
+  std::vector<int> list;
+  for (const char* p = s;;) {
+    if (*p < '0' || *p > '9') return false;  // empty entry, sign, space
+    long long d = 0;
+    while (*p >= '0' && *p <= '9') {
+      d = d * 10 + (*p++ - '0');
+      if (d >= 1024) return false;
+    }
+    list.push_back(static_cast<int>(d));
+    if (*p == '\0') break;
+    if (*p++ != ',') return false;
+  }
+  *devices = std::move(list);
+  *all = false;
+  return true;
+}
+
+bool parse_fail_after(const char* s, long long* tiles, int* worker) {
+  if (s == nullptr || *s < '0' || *s > '9') return false;
+  const char* at = std::strchr(s, '@');
+  const std::string head = at != nullptr ? std::string(s, at) : std::string(s);
+  long long t = 0, w = -1;
+  if (!parse_long(head.c_str(), &t) || t < 0) return false;
+  if (at != nullptr && (at[1] < '0' || at[1] > '9' || !parse_long(at + 1, &w) || w > 4096))
+    return false;
+  *tiles = t;
+  *worker = static_cast<int>(w);
+  return true;
 }
 
 }  // namespace ozdgemm::detail

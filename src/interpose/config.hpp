@@ -24,10 +24,18 @@
 //   OZDGEMM_MAX_WORKSPACE largest emulation workspace per handle and device, bytes with an
 //                         optional K, M or G suffix (powers of 1024); a call needing more runs
 //                         natively. 0 = no cap                         (0)
+//   OZDGEMM_DEVICES       GPUs that share host calls: all | a comma list of ordinals, repeats
+//                         allowed (unset: the one GPU of OZDGEMM_DEVICE's rule)
+//   OZDGEMM_HOST_WORKERS_PER_DEVICE  host-path workers per listed GPU, 1..16 (1); more than 1
+//                         is for tests and measurements
+//   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
+//                         without @) fails in the tile after its first `tiles`, part way
+//                         through writing it (unset)
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/moduli_choice.hpp"
 #include "core/scaling_rules.hpp"
@@ -55,7 +63,24 @@ struct config {
   // OZDGEMM_MODULI=auto (num_moduli is then kAutoModuliEstimate) and its target.
   bool moduli_auto = false;
   accuracy_target accuracy{};
+  // Multi-GPU host path (interpose/host_offload.cpp). devices empty and all_devices false:
+  // the single GPU of interpose/device_select's rule.
+  std::vector<int> devices;
+  bool all_devices = false;
+  int host_workers_per_device = 1;
+  // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
+  long long host_fail_after = -1;
+  int host_fail_worker = -1;
 };
+
+// OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
+// no spaces, signs or empty entries. Repeats are kept: each entry is one share of the workers.
+// False, leaving the outputs alone, for anything else. Pure; unit-tested in tests/cpu.
+bool parse_device_list(const char* s, std::vector<int>* devices, bool* all);
+
+// OZDGEMM_HOST_FAIL_AFTER's syntax: "tiles" or "tiles@worker", both integers >= 0; worker -1
+// when absent. False, leaving the outputs alone, for anything else.
+bool parse_fail_after(const char* s, long long* tiles, int* worker);
 
 const config& settings();
 

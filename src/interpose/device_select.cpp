@@ -80,4 +80,69 @@ int host_device() noexcept {
   return device;
 }
 
+device_list choose_devices(bool all, const std::vector<int>& listed, int single, int gpu_count) {
+  device_list l;
+  if (gpu_count <= 0) {
+    l.reason = "no GPU present";
+    return l;
+  }
+  if (all) {
+    for (int d = 0; d < gpu_count; ++d) l.devices.push_back(d);
+    l.reason = "OZDGEMM_DEVICES=all";
+    return l;
+  }
+  if (!listed.empty()) {
+    std::string dropped;
+    for (int d : listed) {
+      if (d < gpu_count) {
+        l.devices.push_back(d);
+      } else {
+        dropped += (dropped.empty() ? "" : ",") + std::to_string(d);
+      }
+    }
+    if (!dropped.empty())
+      l.warning = "OZDGEMM_DEVICES lists GPU(s) " + dropped + " but only " +
+                  std::to_string(gpu_count) + " exist; " +
+                  (l.devices.empty() ? "host calls stay on the CPU BLAS" : "they are left out");
+    l.reason = l.devices.empty() ? "OZDGEMM_DEVICES: no listed GPU exists" : "OZDGEMM_DEVICES";
+    return l;
+  }
+  if (single >= 0 && single < gpu_count) {
+    l.devices.push_back(single);
+    l.reason = "one GPU";
+  } else {
+    l.reason = "OZDGEMM_DEVICE out of range";
+  }
+  return l;
+}
+
+const device_list& host_devices() noexcept {
+  static const device_list* list = []() noexcept -> const device_list* {
+    try {
+      const config& cfg = settings();
+      int count = 0;
+      if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        count = 0;
+      }
+      // host_device() logs its own choice; it matters only without OZDGEMM_DEVICES.
+      const bool listed = cfg.all_devices || !cfg.devices.empty();
+      auto* l = new device_list(  // leaked: read until exit
+          choose_devices(cfg.all_devices, cfg.devices, listed ? -1 : host_device(), count));
+      if (!l->warning.empty()) logger().warn("GPU selection: {}", l->warning);
+      if (listed && !l->devices.empty()) {
+        std::string ids;
+        for (int d : l->devices) ids += (ids.empty() ? "" : ",") + std::to_string(d);
+        logger().info("host calls use GPUs {} ({})", ids, l->reason);
+      }
+      return l;
+    } catch (...) {
+      static device_list none;  // logging or allocation failed: the CPU BLAS
+      none.reason = "GPU selection failed";
+      return &none;
+    }
+  }();
+  return *list;
+}
+
 }  // namespace ozdgemm::detail

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ozdgemm::detail {
 
@@ -41,5 +42,25 @@ device_choice choose_device(int configured, const std::function<const char*(cons
 // and so initialises CUDA: call it only when a host call wants the GPU, never at load time.
 // Logs the choice once (info). Thread-safe; never throws.
 int host_device() noexcept;
+
+// The GPUs that share host calls (the multi-GPU host path, interpose/host_offload.cpp): one
+// entry per share of the work, so a GPU may appear more than once.
+struct device_list {
+  std::vector<int> devices;  // empty: host calls stay on the CPU BLAS (reason says why)
+  std::string reason;        // for the log
+  std::string warning;       // non-empty when listed GPUs do not exist and were dropped
+};
+
+// OZDGEMM_DEVICES resolved against the GPU count, as a pure function of its inputs:
+//   all         OZDGEMM_DEVICES=all: every visible GPU, 0 .. gpu_count - 1
+//   listed      OZDGEMM_DEVICES's ordinals, in order, repeats kept; those >= gpu_count are
+//               dropped with a warning (none left: the CPU BLAS)
+//   neither     the single GPU `single` (host_device()'s rule); out of range: the CPU BLAS
+// gpu_count <= 0: no GPU, empty.
+device_list choose_devices(bool all, const std::vector<int>& listed, int single, int gpu_count);
+
+// This process's list, decided and logged (info; warnings at warn) on the first call, which
+// initialises CUDA: call it only when a host call wants the GPU. Thread-safe; never throws.
+const device_list& host_devices() noexcept;
 
 }  // namespace ozdgemm::detail

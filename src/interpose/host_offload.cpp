@@ -1,4 +1,4 @@
-// Host-memory DGEMM on the GPU. Operands are packed by several threads (host_copy.hpp) into
+// Host-memory DGEMM on the GPU(s). Operands are packed by several threads (host_copy.hpp) into
 // persistent pinned staging buffers and copied into persistent device buffers; the engine
 // multiplies them exactly as it multiplies device calls, so C is bit-identical to
 // ozdgemm_dgemm on the same data.
@@ -17,8 +17,16 @@
 // Accurate scaling's row exponents depend on all of B, so there the call is one tile, and only
 // the packing overlaps the copies.
 //
-// If something fails part way, the columns of C already written are final; the caller
-// finishes the others on the CPU BLAS (try_host_offload's return value).
+// Several GPUs (OZDGEMM_DEVICES), or several workers on one GPU
+// (OZDGEMM_HOST_WORKERS_PER_DEVICE): each worker is the pipeline above with its own streams,
+// staging, device buffers, cuBLAS handle and packing threads. Each prepares A on its GPU once,
+// then takes column tiles from one tile_queue as it gets free (dynamic: a shared or slower GPU
+// takes fewer). By the argument above, any assignment of tiles gives the bits of one worker.
+// One worker is the caller's thread running the same pipeline in the same order as before.
+//
+// If a worker fails, the columns of C it already wrote are final; it gives the rest of its
+// tiles back to the queue and retires, and the other workers take them. Whatever no worker
+// finishes is returned to the caller, which computes it on the CPU BLAS.
 #include "interpose/host_offload.hpp"
 
 #include <cublas_v2.h>
@@ -26,11 +34,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/logging.hpp"
@@ -104,19 +116,43 @@ cudaEvent_t new_event() {
 // up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
 // efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
 // (bench/results/2026-11-29_h200_25a1312_host_tiles): n = 8192 took 42.7 / 47.7 / 60.9 ms with
-// tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms.
-int64_t tile_columns(int64_t n, scaling_mode mode, long long configured) {
+// tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms. With more than two
+// workers, up to four tiles per worker, so that the dynamic hand-out can still balance them
+// (one or two workers: eight tiles, as measured).
+int64_t tile_columns(int64_t n, scaling_mode mode, long long configured, int workers) {
   if (mode != scaling_mode::fast) return n;
   if (configured > 0) return std::min<int64_t>(n, configured);
-  return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + 7) / 8, 256)));
+  const int64_t tiles = std::max<int64_t>(8, int64_t{4} * workers);
+  return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + tiles - 1) / tiles, 256)));
 }
 
-// One per process: host calls are serialised through it (they block the caller anyway).
-// Deliberately never destroyed: CUDA must not be called from static destructors.
-class host_context {
+// The test-only failure of OZDGEMM_HOST_FAIL_AFTER, for one call.
+struct fail_plan {
+  long long after = -1;  // tiles finished before the failure; -1: none
+  int worker = -1;       // -1: every worker
+  bool hits(int index, int64_t tiles_done) const {
+    return after >= 0 && (worker < 0 || worker == index) && tiles_done == after;
+  }
+};
+
+// One call as the workers see it.
+struct host_job {
+  const host_gemm* g;
+  int num_moduli;
+  scaling_mode mode;
+  int64_t width;  // columns per tile (the queue's)
+  fail_plan fail;
+};
+
+// One worker of the host path: a GPU (or a share of one) with its own streams, pinned
+// staging, device buffers, cuBLAS handle and workspace, and packing threads. Host calls are
+// serialised (they block the caller anyway), so a worker serves one call at a time, on one
+// thread. Deliberately never destroyed: CUDA must not be called from static destructors.
+class host_worker {
  public:
-  // Constructed with `device` current (context() sees to it).
-  host_context(int device, int threads) : device_(device), engine_(device), pool_(threads) {
+  // Constructed with `device` current (worker_at() sees to it).
+  host_worker(int index, int device, int threads)
+      : index_(index), device_(device), engine_(device), pool_(threads) {
     for (cudaStream_t* s : {&copy_in_, &compute_, &copy_out_})
       OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
     for (int i = 0; i < 2; ++i) {
@@ -129,62 +165,61 @@ class host_context {
     }
   }
 
-  std::mutex& mutex() { return mutex_; }
+  int index() const { return index_; }
   int device() const { return device_; }
   int threads() const { return pool_.threads(); }
+  int64_t tiles_done() const { return tiles_done_; }
 
-  // Why the call must not run here for lack of device memory, or nullptr: everything it would
-  // hold (A, two B and two C tiles, the workspace) against OZDGEMM_MAX_WORKSPACE, and what it
-  // would add against 90% of the free memory, the rule device calls follow
-  // (engine/handle_context.hpp), so ranks sharing a GPU do not starve each other.
-  const char* memory_refusal(const host_gemm& g, int num_moduli, scaling_mode mode,
-                             long long tile_setting) const {
-    const int64_t width = tile_columns(g.n, mode, tile_setting);
+  // Device bytes the job needs here (A, two B and two C tiles, the workspace), and those this
+  // worker holds now (they are released before anything larger is taken).
+  double need_bytes(const host_job& j) const {
+    const host_gemm& g = *j.g;
     const double doubles = static_cast<double>(g.m) * g.k +
-                           2.0 * (static_cast<double>(g.k) + g.m) * static_cast<double>(width);
-    const double bytes = 8.0 * doubles + static_cast<double>(emulation_workspace_bytes(
-                                             g.m, width, g.k, num_moduli, mode));
-    if (workspace_cap() != 0 && bytes > static_cast<double>(workspace_cap())) return "workspace cap";
-    const double held = 8.0 * static_cast<double>(a_.count + b_[0].count + b_[1].count +
-                                                  c_[0].count + c_[1].count);
-    size_t free_bytes = 0, total = 0;
-    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return "device memory unknown";
-    if (bytes - held > 0.9 * static_cast<double>(free_bytes))
-      return "device memory: host path over 90% of free";
-    return nullptr;
+                           2.0 * (static_cast<double>(g.k) + g.m) * static_cast<double>(j.width);
+    return 8.0 * doubles + static_cast<double>(emulation_workspace_bytes(
+                               g.m, j.width, g.k, j.num_moduli, j.mode));
+  }
+  double held_bytes() const {
+    return 8.0 * static_cast<double>(a_.count + b_[0].count + b_[1].count + c_[0].count +
+                                     c_[1].count) +
+           static_cast<double>(engine_.workspace_bytes());
   }
 
-  // Runs the call; returns the columns of C written (all of them unless it throws, in which
-  // case `*done` says how many leading columns already hold their final values).
-  void run(const host_gemm& g, int num_moduli, scaling_mode mode, long long tile_setting,
-           int64_t* done) {
-    *done = 0;
+  // Takes tiles from q until none is left. If something fails, the tiles in hand go back to
+  // the queue (the part of one already written to C stays done), nothing may still be copying
+  // into buffers the next call reuses, and the exception propagates: the worker retires from
+  // this call. Runs with device() current.
+  void serve(const host_job& j, tile_queue& q) {
+    tiles_done_ = 0;
+    has_cur_ = has_next_ = false;
+    written_ = 0;
     try {
-      pipeline(g, num_moduli, mode, tile_setting, done);
+      pipeline(j, q);
     } catch (...) {
-      // Nothing may still be copying into buffers the next call reuses.
       for (cudaStream_t s : {copy_in_, compute_, copy_out_}) cudaStreamSynchronize(s);
       cudaGetLastError();
+      // The tile taken ahead first, so that the one being written is first in line again.
+      if (has_next_) q.give_back(next_);
+      if (has_cur_) q.give_back(cur_, written_);
+      has_cur_ = has_next_ = false;
       throw;
     }
   }
 
  private:
-  struct tile {
-    int64_t j0, width;
-  };
+  using tile = tile_queue::tile;
 
-  void pipeline(const host_gemm& g, int num_moduli, scaling_mode mode, long long tile_setting,
-                int64_t* done) {
+  void pipeline(const host_job& j, tile_queue& q) {
+    const host_gemm& g = *j.g;
+    if (!q.take_or_wait(&cur_)) return;
+    has_cur_ = true;
     const bool a_n = g.opa == op_kind::n;
     const host_block a_blk{g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m};
-    const int64_t width = tile_columns(g.n, mode, tile_setting);
-    const int64_t tiles = (g.n + width - 1) / width;
 
     a_.reserve(g.m * g.k);
-    for (int i = 0; i < 2 && i < tiles; ++i) {
-      b_[i].reserve(g.k * width);
-      c_[i].reserve(g.m * width);
+    for (int i = 0; i < 2 && i < q.tiles(); ++i) {
+      b_[i].reserve(g.k * j.width);
+      c_[i].reserve(g.m * j.width);
     }
     // Whole columns per download chunk, so a failure never leaves a column half written.
     cols_out_ = std::max<int64_t>(1, kChunk / g.m);
@@ -194,26 +229,48 @@ class host_context {
     const auto t0 = std::chrono::steady_clock::now();
     upload(a_blk, a_.ptr);
     const double a_s = elapsed(t0);
-    auto tile_at = [&](int64_t t) { return tile{t * width, std::min(width, g.n - t * width)}; };
-    upload_tile(g, tile_at(0), 0);
-    compute_tile(g, tile_at(0), 0, num_moduli, mode, false);
-    for (int64_t t = 0; t < tiles; ++t) {
-      if (t + 1 < tiles) {
-        const int slot = static_cast<int>((t + 1) % 2);
-        // The slot's previous tile (t - 1) must be multiplied before its B is overwritten.
-        if (t >= 1) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, computed_[slot]));
-        upload_tile(g, tile_at(t + 1), slot);
-        compute_tile(g, tile_at(t + 1), slot, num_moduli, mode, true);
+    bool used[2] = {false, false}, reuse_a = false;
+    auto start = [&](const tile& t, int slot) {
+      // The slot's previous tile must be multiplied before its B is overwritten.
+      if (used[slot]) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, computed_[slot]));
+      upload_tile(g, t, slot);
+      compute_tile(j, t, slot, reuse_a);  // A is prepared by the first tile, then reused
+      used[slot] = true;
+      reuse_a = true;
+    };
+    int slot = 0;
+    start(cur_, slot);
+    // The tile after cur_ is taken, sent and multiplied before cur_ comes back: alone, this
+    // worker runs the one-GPU pipeline in its order.
+    for (;;) {
+      has_next_ = q.take(&next_);
+      if (has_next_) start(next_, slot ^ 1);
+      download_tile(j, cur_, slot);
+      q.done(cur_);
+      has_cur_ = false;
+      written_ = 0;
+      ++tiles_done_;
+      slot ^= 1;
+      if (has_next_) {
+        cur_ = next_;
+        has_cur_ = true;
+        has_next_ = false;
+        continue;
       }
-      download_tile(g, tile_at(t), static_cast<int>(t % 2), done);
+      // None waiting: another worker may still fail and give tiles back.
+      if (!q.take_or_wait(&cur_)) break;
+      has_cur_ = true;
+      start(cur_, slot);
     }
     // Where the host's time went: packing and unpacking are the host-bound parts, waits are
     // time the GPU or the copies kept the host idle.
     logger().debug(
-        "host path {}x{}x{}: {} tile(s) of {} columns, {} threads; A packed in {:.1f} ms; "
-        "pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, total {:.1f} ms",
-        g.m, g.n, g.k, tiles, width, pool_.threads(), a_s * 1e3, clock_.pack_s * 1e3,
-        clock_.unpack_s * 1e3, clock_.wait_s * 1e3, elapsed(t0) * 1e3);
+        "host path {}x{}x{}, worker {} (GPU {}): {} of {} tile(s) of {} columns, {} threads; "
+        "A packed in {:.1f} ms; pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, "
+        "total {:.1f} ms",
+        g.m, g.n, g.k, index_, device_, tiles_done_, q.tiles(), j.width, pool_.threads(),
+        a_s * 1e3, clock_.pack_s * 1e3, clock_.unpack_s * 1e3, clock_.wait_s * 1e3,
+        elapsed(t0) * 1e3);
   }
 
   static double elapsed(std::chrono::steady_clock::time_point t0) {
@@ -238,8 +295,8 @@ class host_context {
     OZDGEMM_CUDA_TRY(cudaEventRecord(tile_in_[slot], copy_in_));
   }
 
-  void compute_tile(const host_gemm& g, const tile& t, int slot, int num_moduli,
-                    scaling_mode mode, bool reuse_a) {
+  void compute_tile(const host_job& j, const tile& t, int slot, bool reuse_a) {
+    const host_gemm& g = *j.g;
     OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(compute_, tile_in_[slot]));
     const bool a_n = g.opa == op_kind::n, b_n = g.opb == op_kind::n;
     const gemm_problem p{g.m,
@@ -251,9 +308,10 @@ class host_context {
                          g.m};
     std::lock_guard<std::mutex> lock(engine_.mutex());
     engine_.begin(compute_);
-    void* ws = engine_.workspace(emulation_workspace_bytes(g.m, t.width, g.k, num_moduli, mode));
-    device_gemm call{p, scalar_arg{nullptr, g.alpha}, scalar_arg{nullptr, g.beta}, num_moduli,
-                     mode, compute_, engine_.cublas(), nullptr};
+    void* ws = engine_.workspace(emulation_workspace_bytes(g.m, t.width, g.k, j.num_moduli,
+                                                           j.mode));
+    device_gemm call{p, scalar_arg{nullptr, g.alpha}, scalar_arg{nullptr, g.beta}, j.num_moduli,
+                     j.mode, compute_, engine_.cublas(), nullptr};
     call.reuse_a = reuse_a;
     enqueue_emulation(call, ws);
     engine_.end();
@@ -277,9 +335,20 @@ class host_context {
     }
   }
 
+  // OZDGEMM_HOST_FAIL_AFTER (test-only): this worker fails here.
+  [[noreturn]] void injected_failure(const tile& t) const {
+    logger().warn("injected fault: host path worker {} (GPU {}) fails after {} tile(s), {} of "
+                  "the {} columns from {} written",
+                  index_, device_, tiles_done_, written_, t.width, t.j0);
+    throw cuda_error(cudaErrorUnknown, "injected fault: host path worker failure");
+  }
+
   // Tile of C -> caller's C, whole columns per chunk through the two output staging buffers:
-  // the next chunk's copy is in flight while the threads unpack this one.
-  void download_tile(const host_gemm& g, const tile& t, int slot, int64_t* done) {
+  // the next chunk's copy is in flight while the threads unpack this one. written_ counts the
+  // columns of t that hold their final values.
+  void download_tile(const host_job& j, const tile& t, int slot) {
+    const host_gemm& g = *j.g;
+    const bool fail = j.fail.hits(index_, tiles_done_);
     OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_out_, computed_[slot]));
     const int64_t chunks = (t.width + cols_out_ - 1) / cols_out_;
     auto enqueue = [&](int64_t c) {
@@ -291,18 +360,20 @@ class host_context {
     };
     enqueue(0);
     for (int64_t c = 0; c < chunks; ++c) {
+      // Part way through the tile when it has several chunks: the partial give-back path.
+      if (fail && (c == chunks / 2)) injected_failure(t);
       if (c + 1 < chunks) enqueue(c + 1);
       timed(&clock_.wait_s, [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_out_[c % 2])); });
-      const int64_t j = t.j0 + c * cols_out_, cols = std::min(cols_out_, t.width - c * cols_out_);
+      const int64_t j0 = t.j0 + c * cols_out_, cols = std::min(cols_out_, t.width - c * cols_out_);
       timed(&clock_.unpack_s, [&] {
-        unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j * g.ldc, g.ldc, g.m, cols}, 0,
+        unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j0 * g.ldc, g.ldc, g.m, cols}, 0,
                      cols * g.m);
       });
-      *done = j + cols;
+      written_ = j0 + cols - t.j0;
     }
   }
 
-  std::mutex mutex_;
+  int index_;
   int device_;
   handle_context engine_;  // private cuBLAS handle and workspace, as for device calls
   copy_pool pool_;
@@ -312,14 +383,19 @@ class host_context {
   grow_array<false> a_, b_[2], c_[2];
   int next_in_ = 0;
   int64_t cols_out_ = 1;
+  // The call in progress: the tile being finished, the one taken ahead, and progress.
+  tile cur_{}, next_{};
+  bool has_cur_ = false, has_next_ = false;
+  int64_t written_ = 0;
+  int64_t tiles_done_ = 0;
   struct {
     double pack_s, unpack_s, wait_s;
   } clock_{};
 };
 
 // Why no GPU can serve host calls, or nullptr. Checked once.
-const char* gpu_unavailable(int device) {
-  static const char* reason = [device]() -> const char* {
+const char* gpu_unavailable() {
+  static const char* reason = []() -> const char* {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -330,90 +406,241 @@ const char* gpu_unavailable(int device) {
       logger().info("host calls stay on the CPU BLAS: no GPU present");
       return "no GPU present";
     }
-    if (device >= count) {
+    const device_list& l = host_devices();
+    if (!l.devices.empty()) return nullptr;
+    const config& cfg = settings();
+    if (!cfg.all_devices && cfg.devices.empty()) {
       logger().warn("OZDGEMM_DEVICE={} but only {} GPU(s): host calls stay on the CPU BLAS",
-                    device, count);
+                    host_device(), count);
       return "OZDGEMM_DEVICE out of range";
     }
-    return nullptr;
+    return "OZDGEMM_DEVICES: no listed GPU exists";  // device_select warned
   }();
   return reason;
 }
 
-host_context* context(int device, int threads) {
-  static std::once_flag once;
-  static host_context* ctx = nullptr;
-  std::call_once(once, [device, threads] {
-    try {
-      device_guard guard(device);
-      ctx = new host_context(device, threads);
-      logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
-                    ctx->threads(), 4 * kChunk * sizeof(double) >> 20);
-    } catch (const std::exception& e) {
-      logger().error("host path unavailable: {}", e.what());
+// The workers: host_devices() x OZDGEMM_HOST_WORKERS_PER_DEVICE, GPU-major within a slot
+// (worker i is on GPU devices[i mod D]), so that the first workers, those a narrow or
+// memory-bound call uses, are on different GPUs. Each is created on first use and kept.
+class worker_set {
+ public:
+  worker_set(const std::vector<int>& devices, int per_device, int threads)
+      : devices_(devices), count_(static_cast<int>(devices.size()) * per_device),
+        threads_(std::max(1, threads / std::max(1, count_))), slots_(count_) {}
+
+  int count() const { return count_; }
+  int device_of(int i) const { return devices_[static_cast<size_t>(i) % devices_.size()]; }
+
+  // Worker i, or nullptr when it could not be created (logged once).
+  host_worker* at(int i) {
+    slot& s = slots_[static_cast<size_t>(i)];
+    std::call_once(s.once, [&] {
+      const int device = device_of(i);
+      try {
+        device_guard guard(device);
+        s.worker = new host_worker(i, device, threads_);
+        if (count_ == 1)
+          logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
+                        s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+        else
+          logger().info("host path worker {} of {} on GPU {}: {} packing threads, {} MiB pinned "
+                        "staging",
+                        i, count_, device, s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+      } catch (const std::exception& e) {
+        if (count_ == 1)
+          logger().error("host path unavailable: {}", e.what());
+        else
+          logger().error("host path worker {} on GPU {} unavailable: {}", i, device, e.what());
+      }
+    });
+    return s.worker;
+  }
+
+ private:
+  struct slot {
+    std::once_flag once;
+    host_worker* worker = nullptr;
+  };
+  std::vector<int> devices_;
+  int count_;
+  int threads_;
+  std::vector<slot> slots_;
+};
+
+worker_set& workers(int threads) {
+  static worker_set* set = new worker_set(  // leaked: see host_worker
+      host_devices().devices, settings().host_workers_per_device, threads);
+  return *set;
+}
+
+// Host calls one at a time: they block their caller anyway, and the workers are shared.
+std::mutex& host_calls() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+
+// Doubles to bytes for the memory rule, saturating (a call that large is refused anyway).
+size_t to_bytes(double x) {
+  return x >= static_cast<double>(SIZE_MAX / 2) ? SIZE_MAX / 2 : static_cast<size_t>(x);
+}
+
+// The workers that may run `j`: the first `wanted` of the set whose buffers fit the rules of
+// device calls on their GPU, all of one GPU's workers together (engine/handle_context.hpp):
+// OZDGEMM_MAX_WORKSPACE, and 90% of the free memory, so that ranks sharing a GPU do not starve
+// each other. Empty with *why set when none fits.
+std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, const char** why) {
+  struct gpu_budget {
+    int device;
+    size_t free_bytes;
+    double need, held;
+  };
+  std::vector<gpu_budget> gpus;
+  std::vector<host_worker*> crew;
+  *why = "host path unavailable";
+  for (int i = 0; i < set.count() && static_cast<int>(crew.size()) < wanted; ++i) {
+    host_worker* w = set.at(i);
+    if (w == nullptr) continue;
+    auto it = std::find_if(gpus.begin(), gpus.end(),
+                           [&](const gpu_budget& b) { return b.device == w->device(); });
+    if (it == gpus.end()) {
+      device_guard guard(w->device());
+      size_t free_bytes = 0, total = 0;
+      if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (crew.empty()) *why = "device memory unknown";
+        continue;
+      }
+      gpus.push_back({w->device(), free_bytes, 0.0, 0.0});
+      it = gpus.end() - 1;
     }
-  });
-  return ctx;
+    const double need = it->need + w->need_bytes(j), held = it->held + w->held_bytes();
+    if (workspace_cap() != 0 && need > static_cast<double>(workspace_cap())) {
+      if (crew.empty()) *why = "workspace cap";
+      continue;
+    }
+    if (!within_free_memory(to_bytes(need), to_bytes(held), it->free_bytes)) {
+      if (crew.empty()) *why = "device memory: host path over 90% of free";
+      continue;
+    }
+    it->need = need;
+    it->held = held;
+    crew.push_back(w);
+  }
+  return crew;
+}
+
+// Runs worker w on j until the queue is empty or w fails (logged: its tiles went back).
+void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* entry) noexcept {
+  try {
+    device_guard guard(w->device());
+    w->serve(j, q);
+  } catch (const std::exception& e) {
+    try {
+      logger().warn("{}: host path worker {} (GPU {}) failed after {} tile(s) ({}); its tiles go "
+                    "back to the queue and it retires from this call",
+                    entry, w->index(), w->device(), w->tiles_done(), e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
 }
 
 }  // namespace
 
-int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
+host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  int64_t done = 0;
+  host_offload_result result;
   try {
     if (!cuda_usable_in_this_process()) {  // a forked child: CUDA is not fork-safe
       log_call({entry, g.m, g.n, g.k, outcome::native, cuda_unusable_reason(), 0, 0, 0,
                 seconds()});
-      return 0;
+      return result;
     }
     const config& cfg = settings();
     const bool reads_c = g.beta != 0.0;
     const prediction pred =
         predict_host(g.m, g.n, g.k, cfg.num_moduli, cfg.scaling, reads_c);
     if (cfg.mode != run_mode::native) {
-      if (const char* why = gpu_unavailable(host_device())) {
+      if (const char* why = gpu_unavailable()) {
         log_call({entry, g.m, g.n, g.k, outcome::native, why, 0, pred.native_ms,
                   pred.emulated_ms, seconds()});
-        return 0;
+        return result;
       }
     }
     const decision d = decide(cfg, pred, g.m, g.n, g.k);
     if (!d.emulate || g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0) {
       log_call({entry, g.m, g.n, g.k, outcome::native, d.emulate ? "trivial call" : d.reason, 0,
                 pred.native_ms, pred.emulated_ms, seconds()});
-      return 0;
+      return result;
     }
-    host_context* ctx = context(host_device(), host_copy_threads(cfg.host_threads));
-    if (ctx == nullptr) {
-      log_call({entry, g.m, g.n, g.k, outcome::fallback, "host path unavailable", 0,
+    worker_set& set = workers(host_copy_threads(cfg.host_threads));
+    std::lock_guard<std::mutex> lock(host_calls());
+    const host_job job{&g, cfg.num_moduli, cfg.scaling,
+                       tile_columns(g.n, cfg.scaling, cfg.host_tile, set.count()),
+                       fail_plan{cfg.host_fail_after, cfg.host_fail_worker}};
+    tile_queue q(g.n, job.width);
+    const char* why = nullptr;
+    const std::vector<host_worker*> crew =
+        admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);
+    if (crew.empty()) {
+      const outcome o = std::strcmp(why, "host path unavailable") == 0 ? outcome::fallback
+                                                                       : outcome::native;
+      log_call({entry, g.m, g.n, g.k, o, why, 0, pred.native_ms, pred.emulated_ms, seconds()});
+      return result;
+    }
+    // Room for the answer before anything is written: once C is partly written, reporting what
+    // is left must not fail for want of memory.
+    std::vector<tile_queue::tile> unfinished;
+    unfinished.reserve(static_cast<size_t>(q.tiles()));
+    result.left.reserve(static_cast<size_t>(q.tiles()));
+
+    // From here on nothing throws (run_worker is noexcept, the answer's room is reserved): C
+    // may be partly written, and the caller must learn exactly which columns are not.
+    std::vector<std::thread> helpers;
+    for (size_t i = 1; i < crew.size(); ++i) {
+      try {
+        helpers.emplace_back(run_worker, crew[i], std::cref(job), std::ref(q), entry);
+      } catch (...) {
+        break;  // no thread: fewer workers, the queue still hands out every tile
+      }
+    }
+    run_worker(crew[0], job, q, entry);  // the caller's thread is the first worker
+    for (std::thread& t : helpers) t.join();
+
+    q.unfinished_into(&unfinished);
+    merge_columns_into(unfinished, &result.left);
+    if (result.left.empty()) {
+      result.served = true;
+      log_call({entry, g.m, g.n, g.k, outcome::emulated, d.reason, cfg.num_moduli,
                 pred.native_ms, pred.emulated_ms, seconds()});
-      return 0;
+      return result;
     }
-    std::lock_guard<std::mutex> lock(ctx->mutex());
-    device_guard guard(ctx->device());
-    if (const char* why = ctx->memory_refusal(g, cfg.num_moduli, cfg.scaling, cfg.host_tile)) {
-      log_call({entry, g.m, g.n, g.k, outcome::native, why, 0, pred.native_ms, pred.emulated_ms,
-                seconds()});
-      return 0;
+    int64_t left_columns = 0;
+    for (const column_range& r : result.left) left_columns += r.count;
+    // Nothing written: the caller runs the call as the application made it.
+    result.served = left_columns < g.n;
+    if (!result.served) result.left.clear();
+    try {
+      logger().warn("{}: GPU path left {} of {} columns in {} range(s); the CPU BLAS does them",
+                    entry, left_columns, g.n, result.served ? result.left.size() : size_t{1});
+    } catch (...) {
     }
-    ctx->run(g, cfg.num_moduli, cfg.scaling, cfg.host_tile, &done);
-    log_call({entry, g.m, g.n, g.k, outcome::emulated, d.reason, cfg.num_moduli, pred.native_ms,
-              pred.emulated_ms, seconds()});
-    return g.n;
+    log_call({entry, g.m, g.n, g.k, outcome::fallback, "GPU path failed", 0, 0, 0, seconds()});
+    return result;
   } catch (const std::exception& e) {
     try {
-      logger().warn("{}: GPU path failed after {} of {} columns ({}); the CPU BLAS does the rest",
-                    entry, done, g.n, e.what());
+      logger().warn("{}: GPU path failed ({}); the CPU BLAS does the call", entry, e.what());
     } catch (...) {
     }
   } catch (...) {
   }
+  // Only reached before any worker ran: nothing written.
+  result = host_offload_result{};
   log_call({entry, g.m, g.n, g.k, outcome::fallback, "GPU path failed", 0, 0, 0, seconds()});
-  return done;
+  return result;
 }
 
 }  // namespace ozdgemm::detail

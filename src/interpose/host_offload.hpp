@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/gemm_problem.hpp"
+#include "interpose/tile_queue.hpp"
 
 namespace ozdgemm::detail {
 
@@ -22,12 +24,20 @@ struct host_gemm {
   int64_t ldc;
 };
 
-// Emulates on the GPU that device_select.hpp picks when the decision says so. Returns how many leading
-// columns of C hold the result: g.n once the GPU served the call; 0, having written nothing,
-// when the call must go to the CPU BLAS instead (native mode, no usable GPU, too small, or an
-// internal failure before any output); in between when an internal failure stopped it part
-// way, in which case the caller computes the remaining columns on the CPU BLAS. The reason is
-// logged and counted. `entry` names the intercepted symbol for the log. Never throws.
-int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept;
+// What the GPU did with a host call.
+struct host_offload_result {
+  // false: nothing was written; the caller runs the whole call on the CPU BLAS (native mode,
+  // no usable GPU, too small, or an internal failure before any output).
+  bool served = false;
+  // When served: the column ranges of C the GPU did not compute (workers failed part way),
+  // left to right, for the caller to compute on the CPU BLAS; empty when the GPU did all. The
+  // other columns hold their final values and must not be computed again (beta may read C).
+  std::vector<column_range> left;
+};
+
+// Emulates on the GPU(s) of device_select.hpp (OZDGEMM_DEVICES, else the one GPU of
+// OZDGEMM_DEVICE's rule) when the decision says so. The reason is logged and counted. `entry`
+// names the intercepted symbol for the log. Never throws.
+host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept;
 
 }  // namespace ozdgemm::detail

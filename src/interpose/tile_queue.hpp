@@ -10,6 +10,7 @@
 // exponents depend on all of B: such calls are not split.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -30,26 +31,53 @@ class tile_queue {
 
   int64_t tiles() const { return count_; }
 
-  // The next tile for a free worker; false once none is left to hand out.
+  // The next tile for a free worker; false when none is waiting to be handed out now.
   bool take(tile* t);
+  // The same for a worker that holds no tile: while none is waiting but other workers still
+  // hold some, it waits, since a worker that fails gives its tile back; false once every tile
+  // is finished or left over (no worker holds one). So surviving workers, not the CPU BLAS,
+  // take the tiles of a failed one.
+  bool take_or_wait(tile* t);
   // The worker finished t: its columns of C hold the result.
   void done(const tile& t);
-  // The worker could not finish t (nothing of it was written): t goes back to the front of the
-  // queue for another worker. The worker must not take more tiles.
-  void give_back(const tile& t);
+  // The worker could not finish t: its first `columns_done` columns (whole columns, 0 ..
+  // t.width) hold their final values, the others were not written. The rest of t goes back to
+  // the front of the queue for another worker (as a narrower tile: t's columns already final
+  // must not be computed again, since C = alpha A B + beta C reads them); all of it done counts
+  // as done(t). The worker must not take more tiles.
+  void give_back(const tile& t, int64_t columns_done = 0);
 
-  // After every worker has stopped: the tiles never finished, left to right.
+  // After every worker has stopped: what was never finished, left to right (a tile given back
+  // part way appears as its unfinished columns).
   std::vector<tile> unfinished() const;
+  // The same into *out (cleared first), allocating nothing when its capacity is tiles(): for
+  // callers that must not fail once C is partly written.
+  void unfinished_into(std::vector<tile>* out) const;
   int64_t finished() const;
 
  private:
   tile make(int64_t index) const;
+  void check(const tile& t) const;
 
   int64_t n_, width_, count_;
   mutable std::mutex mutex_;
+  std::condition_variable changed_;  // a tile given back or finished
   std::deque<int64_t> pending_;
+  int64_t held_ = 0;  // tiles taken and neither finished nor given back
   std::vector<bool> done_;
+  std::vector<int64_t> skip_;  // per tile: leading columns already final (a partial give-back)
   int64_t finished_ = 0;
 };
+
+// Column ranges [j0, j0 + count) of C, left to right.
+struct column_range {
+  int64_t j0, count;
+};
+
+// The unfinished tiles as column ranges, adjacent ones merged: what the CPU BLAS must compute.
+std::vector<column_range> merge_columns(const std::vector<tile_queue::tile>& tiles);
+// The same into *out (cleared first), allocating nothing when its capacity is tiles.size().
+void merge_columns_into(const std::vector<tile_queue::tile>& tiles,
+                        std::vector<column_range>* out);
 
 }  // namespace ozdgemm::detail

@@ -148,6 +148,131 @@ TEST(TileQueue, WhenEveryWorkerFailsTheCpuFinishesExactlyTheRest) {
   EXPECT_TRUE(same_bits(c, pb.whole()));
 }
 
+// Columns [j0, j0 + width) of C = 1.5 A B - 0.5 C in place, as the host path and the CPU BLAS
+// write the caller's C: a column computed twice would read its own result as C.
+void multiply_in_place(const problem& pb, int64_t j0, int64_t width, std::vector<double>& c) {
+  const gemm_problem p{kM, width, kK, operand_a(op_kind::n, pb.in.a.ptr(), pb.in.a.ld),
+                       operand_b(op_kind::n, pb.in.b.ptr() + j0 * pb.in.b.ld, pb.in.b.ld),
+                       c.data() + j0 * kM, kM};
+  reference_dgemm(p, 1.5, -0.5, kModuli, scaling_mode::fast);
+}
+
+TEST(TileQueue, APartialGiveBackReturnsOnlyTheUnwrittenColumns) {
+  tile_queue q(100, 30);  // 30, 30, 30, 10
+  tile_queue::tile t{};
+  ASSERT_TRUE(q.take(&t));
+  EXPECT_EQ(t.j0, 0);
+  q.give_back(t, 12);  // columns 0..11 written
+  tile_queue::tile rest{};
+  ASSERT_TRUE(q.take(&rest));
+  EXPECT_EQ(rest.index, 0);
+  EXPECT_EQ(rest.j0, 12);
+  EXPECT_EQ(rest.width, 18);
+  EXPECT_THROW(q.give_back(t), std::logic_error) << "the tile as it was before the give-back";
+  EXPECT_THROW(q.give_back(rest, 19), std::logic_error);
+  q.give_back(rest, 5);  // 12..16 written: 17..29 left
+  const std::vector<tile_queue::tile> left = q.unfinished();
+  ASSERT_EQ(left.size(), 4u);
+  EXPECT_EQ(left[0].j0, 17);
+  EXPECT_EQ(left[0].width, 13);
+  ASSERT_TRUE(q.take(&rest));
+  q.give_back(rest, rest.width);  // all of it written: done, not pending
+  EXPECT_EQ(q.finished(), 1);
+  const std::vector<column_range> ranges = merge_columns(q.unfinished());
+  ASSERT_EQ(ranges.size(), 1u) << "adjacent tiles merge into one CPU BLAS call";
+  EXPECT_EQ(ranges[0].j0, 30);
+  EXPECT_EQ(ranges[0].count, 70);
+}
+
+TEST(TileQueue, MergedRangesKeepGapsAndOrder) {
+  tile_queue q(50, 10);
+  tile_queue::tile t{};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(q.take(&t));
+    if (i == 1) q.done(t);
+    if (i == 3) q.give_back(t, 4);
+  }
+  // Unfinished: [0,10) [20,30) [34,40) [40,50) -> [0,10) [20,30) [34,50).
+  std::vector<tile_queue::tile> tiles;
+  tiles.reserve(static_cast<size_t>(q.tiles()));
+  q.unfinished_into(&tiles);
+  std::vector<column_range> ranges;
+  ranges.reserve(tiles.size());
+  merge_columns_into(tiles, &ranges);
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0].j0, 0);
+  EXPECT_EQ(ranges[0].count, 10);
+  EXPECT_EQ(ranges[1].j0, 20);
+  EXPECT_EQ(ranges[1].count, 10);
+  EXPECT_EQ(ranges[2].j0, 34);
+  EXPECT_EQ(ranges[2].count, 16);
+}
+
+// The host path's contract end to end, with threads as workers and the host reference as both
+// their multiply and the CPU BLAS: C is updated in place (beta reads it), workers fail part way
+// through a tile having written some of its columns, and the caller computes exactly the
+// merged unfinished ranges. Any column done twice or not at all changes the bits.
+TEST(TileQueue, PartialFailuresAndCpuRangesGiveTheBitsOfOneCall) {
+  const problem pb;
+  std::vector<double> want = pb.c0;
+  multiply_in_place(pb, 0, kN, want);
+  for (int workers : {1, 2, 3, 4})
+    for (int64_t width : {7, 16, 64}) {
+      tile_queue q(kN, width);
+      std::vector<double> c = pb.c0;
+      std::vector<std::thread> pool;
+      for (int w = 0; w < workers; ++w)
+        pool.emplace_back([&, w] {
+          tile_queue::tile t{};
+          int taken = 0;
+          while (q.take_or_wait(&t)) {
+            // Worker w fails on its (w + 2)-th tile after writing w + 1 of its columns; the
+            // last worker never fails, except when it is the only one.
+            const bool fails = (w + 1 < workers || workers == 1) && ++taken == w + 2;
+            const int64_t part = fails ? std::min<int64_t>(w + 1, t.width) : t.width;
+            multiply_in_place(pb, t.j0, part, c);
+            if (fails) {
+              q.give_back(t, part);
+              return;
+            }
+            q.done(t);
+          }
+        });
+      for (std::thread& t : pool) t.join();
+      const std::vector<column_range> left = merge_columns(q.unfinished());
+      if (workers > 1) {
+        EXPECT_TRUE(left.empty()) << "a surviving worker waits for and takes every tile back";
+      }
+      for (const column_range& r : left) multiply_in_place(pb, r.j0, r.count, c);
+      EXPECT_TRUE(same_bits(c, want)) << workers << " workers, tiles of " << width;
+    }
+}
+
+// take_or_wait: a worker holding nothing waits while another holds a tile, and gets it if it is
+// given back; once nothing is held or waiting it returns false.
+TEST(TileQueue, AnIdleWorkerWaitsForTilesThatMayComeBack) {
+  tile_queue q(20, 10);
+  tile_queue::tile a{}, b{};
+  ASSERT_TRUE(q.take(&a));
+  ASSERT_TRUE(q.take(&b));
+  EXPECT_FALSE(q.take(&a)) << "take never waits";
+  std::atomic<int> got{-1};
+  std::thread idle([&] {
+    tile_queue::tile t{};
+    got = q.take_or_wait(&t) ? static_cast<int>(t.j0) : -2;
+    if (got >= 0) q.done(t);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(got.load(), -1) << "two tiles held elsewhere: it must wait";
+  q.done(a);
+  q.give_back(b, 3);  // columns 10..12 written
+  idle.join();
+  EXPECT_EQ(got.load(), 13);
+  tile_queue::tile t{};
+  EXPECT_FALSE(q.take_or_wait(&t)) << "nothing held, nothing waiting";
+  EXPECT_EQ(q.finished(), 2);
+}
+
 TEST(TileQueue, MisuseIsRefused) {
   tile_queue q(10, 5);
   tile_queue::tile t{};

@@ -4,16 +4,31 @@
 // every transpose pair, padded leading dimensions, beta = 0 and beta != 0, operands larger
 // than one staging buffer, and, with OZDGEMM_HOST_TILE, many column tiles.
 //
+// Multi-worker host path (issue 8; OZDGEMM_HOST_WORKERS_PER_DEVICE, OZDGEMM_DEVICES):
+//   --digest-out FILE / --digest-in FILE  write, or compare with, a digest of every C bit of the
+//       run: a run with several workers must give the single-worker run's bits exactly.
+//   wide   instead of the usual cases, two wide column-major calls (C read, beta != 0) whose
+//       tiles span two download chunks, for the failure tests (OZDGEMM_HOST_FAIL_AFTER,
+//       OZDGEMM_INJECT_FAULT).
+//   --cpu-columns none|some  every column of C must then be, bit for bit, either the device
+//       result or what the CPU BLAS (libblas.so.3, loaded here with dlopen) computes for that
+//       column alone: `none` requires the GPU to have done all of them, `some` requires the
+//       CPU BLAS to have finished at least one (and the GPU at least one). A column computed
+//       twice (beta reads C) or not at all matches neither.
+//
 // Linked with libozdgemm (cblas_dgemm and dgemm_ resolve to it). Exit 77 without a GPU.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ozdgemm/ozdgemm.h"
@@ -39,6 +54,26 @@ struct test_case {
   double alpha, beta;
   bool fortran;
 };
+
+using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
+                          const double*, const double*, const int*, const double*, const int*,
+                          const double*, double*, const int*, size_t, size_t);
+enum class cpu_columns { unchecked, none, some };
+cpu_columns cpu_check = cpu_columns::unchecked;
+dgemm_fn cpu_dgemm = nullptr;  // the CPU BLAS's own dgemm_, not libozdgemm's
+uint64_t digest = 1469598103934665603ull;  // FNV-1a over every C bit of the run
+
+void add_to_digest(const std::vector<double>& c) {
+  const auto* p = reinterpret_cast<const unsigned char*>(c.data());
+  for (size_t i = 0; i < c.size() * sizeof(double); ++i)
+    digest = (digest ^ p[i]) * 1099511628211ull;
+}
+
+// Column-major calls only: every column of the inside of C is the device's bits or the CPU
+// BLAS's bits for that column computed from the original C.
+bool columns_ok(const test_case& tc, const std::vector<double>& c0,
+                const std::vector<double>& host_c, const std::vector<double>& dev_c, int ldc,
+                int lda, int ldb, const std::vector<double>& a, const std::vector<double>& b);
 
 ozdgemm_options_t env_options() {
   ozdgemm_options_t o = ozdgemm_default_options();
@@ -103,6 +138,9 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
     std::fprintf(stderr, "ozdgemm_dgemm: %s\n", ozdgemm_status_string(st));
     return false;
   }
+  add_to_digest(host_c);
+  if (cpu_check != cpu_columns::unchecked)
+    return columns_ok(tc, c, host_c, dev_c, ldc, lda, ldb, a, b);
   size_t differ = 0, changed = 0;
   for (size_t i = 0; i < c_len; ++i) {
     differ += std::memcmp(&host_c[i], &dev_c[i], 8) != 0;
@@ -119,13 +157,78 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
   return ok;
 }
 
+bool columns_ok(const test_case& tc, const std::vector<double>& c0,
+                const std::vector<double>& host_c, const std::vector<double>& dev_c, int ldc,
+                int lda, int ldb, const std::vector<double>& a, const std::vector<double>& b) {
+  if (tc.layout != kColMajor || cpu_dgemm == nullptr) {
+    std::fprintf(stderr, "column check: column-major cases and a CPU BLAS only\n");
+    return false;
+  }
+  std::vector<double> cpu_c = c0;
+  const char ta = tc.ta ? 'T' : 'N', tb = tc.tb ? 'T' : 'N';
+  cpu_dgemm(&ta, &tb, &tc.m, &tc.n, &tc.k, &tc.alpha, a.data(), &lda, b.data(), &ldb, &tc.beta,
+            cpu_c.data(), &ldc, 1, 1);
+  int gpu_cols = 0, cpu_cols = 0, bad_cols = 0;
+  for (int j = 0; j < tc.n; ++j) {
+    const size_t col = static_cast<size_t>(j) * ldc;
+    const size_t bytes = static_cast<size_t>(tc.m) * 8;
+    if (std::memcmp(&host_c[col], &dev_c[col], bytes) == 0) ++gpu_cols;
+    else if (std::memcmp(&host_c[col], &cpu_c[col], bytes) == 0) ++cpu_cols;
+    else ++bad_cols;
+  }
+  // Padding rows of C untouched.
+  size_t pad_changed = 0;
+  for (int j = 0; j < tc.n; ++j)
+    for (int i = tc.m; i < ldc; ++i) {
+      const size_t e = static_cast<size_t>(j) * ldc + i;
+      pad_changed += std::memcmp(&host_c[e], &c0[e], 8) != 0;
+    }
+  const bool ok = bad_cols == 0 && pad_changed == 0 && gpu_cols > 0 &&
+                  (cpu_check == cpu_columns::none ? cpu_cols == 0 : cpu_cols > 0);
+  std::printf("%s %c%c %dx%dx%d beta %g: %d columns from the GPU, %d from the CPU BLAS, %d wrong, "
+              "%zu padding changed (want %s CPU BLAS columns) %s\n",
+              tc.fortran ? "dgemm_     " : "cblas_dgemm", ta, tb, tc.m, tc.n, tc.k, tc.beta,
+              gpu_cols, cpu_cols, bad_cols, pad_changed,
+              cpu_check == cpu_columns::none ? "no" : "some", ok ? "ok" : "FAIL");
+  return ok;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  bool wide = false;
+  std::string digest_out, digest_in;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "wide") {
+      wide = true;
+    } else if (arg == "--digest-out" && i + 1 < argc) {
+      digest_out = argv[++i];
+    } else if (arg == "--digest-in" && i + 1 < argc) {
+      digest_in = argv[++i];
+    } else if (arg == "--cpu-columns" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      cpu_check = v == "none" ? cpu_columns::none : cpu_columns::some;
+    } else {
+      std::fprintf(stderr, "usage: host_path_client [wide] [--digest-out F] [--digest-in F] "
+                           "[--cpu-columns none|some]\n");
+      return 2;
+    }
+  }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("no CUDA device: host-path test not run\n");
     return 77;
+  }
+  if (cpu_check != cpu_columns::unchecked) {
+    // The same library the hooks use as their CPU BLAS (libblas.so.3 on LD_LIBRARY_PATH), its
+    // own definition: dlsym on its handle, not the process's (which is libozdgemm's).
+    void* blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (blas != nullptr) cpu_dgemm = reinterpret_cast<dgemm_fn>(dlsym(blas, "dgemm_"));
+    if (cpu_dgemm == nullptr) {
+      std::fprintf(stderr, "no libblas.so.3 to check the CPU BLAS's columns against\n");
+      return 1;
+    }
   }
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
@@ -144,8 +247,41 @@ int main() {
       // Operands and C larger than one 64 MiB staging buffer (8M elements).
       {kColMajor, false, false, 3000, 3000, 3000, 0, 1.0, 1.0, false},
   };
-  for (const test_case& tc : cases) failures += run_case(h, tc, gen) ? 0 : 1;
+  // Wide column-major calls with C read (beta != 0): with OZDGEMM_HOST_TILE=3000, four and
+  // five tiles whose C spans two download chunks (8M elements / 4100 rows = 2046 columns),
+  // so a worker can fail with part of a tile written. More tiles than the failure tests'
+  // workers: when every worker fails in its second tile, some columns are left to the CPU.
+  const test_case wide_cases[] = {
+      {kColMajor, false, false, 4100, 12000, 128, 0, 1.0, 0.5, false},
+      {kColMajor, true, true, 4100, 15000, 96, 1, -1.0, 1.0, true},
+  };
+  if (wide) {
+    for (const test_case& tc : wide_cases) failures += run_case(h, tc, gen) ? 0 : 1;
+  } else {
+    for (const test_case& tc : cases) failures += run_case(h, tc, gen) ? 0 : 1;
+  }
   cublasDestroy(h);
+  std::printf("digest of every C: %016llx\n", static_cast<unsigned long long>(digest));
+  if (!digest_out.empty()) {
+    FILE* f = std::fopen(digest_out.c_str(), "w");
+    if (f == nullptr || std::fprintf(f, "%016llx\n", static_cast<unsigned long long>(digest)) < 0)
+      ++failures;
+    if (f != nullptr) std::fclose(f);
+  }
+  if (!digest_in.empty()) {
+    FILE* f = std::fopen(digest_in.c_str(), "r");
+    unsigned long long want = 0;
+    if (f == nullptr || std::fscanf(f, "%llx", &want) != 1) {
+      std::printf("no digest in %s (run the single-worker test first)\n", digest_in.c_str());
+      ++failures;
+    } else if (want != digest) {
+      std::printf("digest differs from the single-worker run's %016llx: FAIL\n", want);
+      ++failures;
+    } else {
+      std::printf("digest equals the single-worker run's: ok\n");
+    }
+    if (f != nullptr) std::fclose(f);
+  }
   std::printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;
 }

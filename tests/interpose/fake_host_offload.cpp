@@ -11,11 +11,11 @@
 
 namespace ozdgemm::detail {
 
-int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
+host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0) {
     log_call({entry, g.m, g.n, g.k, outcome::native, "trivial call", 0, 0, 0, 0});
-    return 0;
+    return {};
   }
   for (int64_t j = 0; j < g.n; ++j)
     for (int64_t i = 0; i < g.m; ++i) {
@@ -33,7 +33,9 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log_call({entry, g.m, g.n, g.k, outcome::emulated, "fake host offload (test double)", 0, 0, 0,
             seconds});
-  return g.n;
+  host_offload_result r;
+  r.served = true;
+  return r;
 }
 
 }  // namespace ozdgemm::detail

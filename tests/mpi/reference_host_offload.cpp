@@ -13,11 +13,11 @@
 
 namespace ozdgemm::detail {
 
-int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
+host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0) {
     log_call({entry, g.m, g.n, g.k, outcome::native, "trivial call", 0, 0, 0, 0});
-    return 0;
+    return {};
   }
   const config& cfg = settings();
   const ozdgemm_options_t opts{cfg.num_moduli, cfg.scaling == scaling_mode::fast
@@ -31,11 +31,13 @@ int64_t try_host_offload(const host_gemm& g, const char* entry) noexcept {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (st != OZDGEMM_STATUS_SUCCESS) {
     log_call({entry, g.m, g.n, g.k, outcome::fallback, "host reference failed", 0, 0, 0, seconds});
-    return 0;
+    return {};
   }
   log_call({entry, g.m, g.n, g.k, outcome::emulated, "host reference (test stand-in for the GPU)",
             cfg.num_moduli, 0, 0, seconds});
-  return g.n;
+  host_offload_result r;
+  r.served = true;
+  return r;
 }
 
 }  // namespace ozdgemm::detail
