@@ -45,21 +45,6 @@ bool resolve(void* library, const char* name, F* slot) noexcept {
   return false;
 }
 
-constexpr const char* kLtLibrary = "libcublasLt.so.13";
-
-// cuBLASLt is optional (the INT8 GEMMs fall back to cuBLAS's own algorithm choice): a missing
-// library or symbol is a warning, not an error.
-template <class F>
-bool resolve_lt(void* library, const char* name, F* slot) noexcept {
-  *slot = reinterpret_cast<F>(dlsym(library, name));
-  if (*slot != nullptr) return true;
-  try {
-    logger().warn("{} has no {}: INT8 GEMMs keep cuBLAS's algorithm choice", kLtLibrary, name);
-  } catch (...) {
-  }
-  return false;
-}
-
 // Loads on the first call; null if cuBLAS cannot be had (logged once). A function-local static
 // is initialised exactly once even when several threads arrive together (C++11 [stmt.dcl]).
 const entry_points* table() noexcept {
@@ -147,34 +132,6 @@ cublasStatus_t cublas_dgemm_64(cublasHandle_t handle, cublasOperation_t transa,
   return t != nullptr ? t->dgemm_64(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta,
                                     c, ldc)
                       : kUnavailable;
-}
-
-const cublaslt_entry_points* cublaslt() noexcept {
-  static const cublaslt_entry_points* const loaded = []() -> const cublaslt_entry_points* {
-    if (table() == nullptr) return nullptr;  // libcublas loads libcublasLt: after it, or never
-    void* library = dlopen(kLtLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      try {
-        logger().warn("dlopen({}) failed: INT8 GEMMs keep cuBLAS's algorithm choice", kLtLibrary);
-      } catch (...) {
-      }
-      return nullptr;
-    }
-    static cublaslt_entry_points t;
-    const bool ok = resolve_lt(library, "cublasLtCreate", &t.create) &&
-                    resolve_lt(library, "cublasLtMatmulDescCreate", &t.desc_create) &&
-                    resolve_lt(library, "cublasLtMatmulDescDestroy", &t.desc_destroy) &&
-                    resolve_lt(library, "cublasLtMatmulDescSetAttribute", &t.desc_set) &&
-                    resolve_lt(library, "cublasLtMatrixLayoutCreate", &t.layout_create) &&
-                    resolve_lt(library, "cublasLtMatrixLayoutDestroy", &t.layout_destroy) &&
-                    resolve_lt(library, "cublasLtMatmulPreferenceCreate", &t.pref_create) &&
-                    resolve_lt(library, "cublasLtMatmulPreferenceDestroy", &t.pref_destroy) &&
-                    resolve_lt(library, "cublasLtMatmulPreferenceSetAttribute", &t.pref_set) &&
-                    resolve_lt(library, "cublasLtMatmulAlgoGetHeuristic", &t.heuristic) &&
-                    resolve_lt(library, "cublasLtMatmul", &t.matmul);
-    return ok ? &t : nullptr;
-  }();
-  return loaded;
 }
 
 const char* cublas_status_string(cublasStatus_t status) noexcept {

@@ -15,7 +15,6 @@
 // returns CUBLAS_STATUS_NOT_INITIALIZED, which the callers turn into a native fallback.
 #pragma once
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 
 namespace ozdgemm::detail {
@@ -45,23 +44,5 @@ cublasStatus_t cublas_dgemm_64(cublasHandle_t handle, cublasOperation_t transa,
                                const double* alpha, const double* a, int64_t lda, const double* b,
                                int64_t ldb, const double* beta, double* c, int64_t ldc) noexcept;
 const char* cublas_status_string(cublasStatus_t status) noexcept;
-
-// The cuBLASLt entry points the INT8 GEMMs use to choose their algorithm (engine/int8_gemm.cpp),
-// from libcublasLt.so.13 (loaded with libcublas already). Optional: null when it cannot be
-// loaded (logged once, at warning level), and the GEMMs then keep cuBLAS's own choice.
-struct cublaslt_entry_points {
-  decltype(&cublasLtCreate) create = nullptr;
-  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
-  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
-  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
-  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
-  decltype(&cublasLtMatmul) matmul = nullptr;
-};
-const cublaslt_entry_points* cublaslt() noexcept;
 
 }  // namespace ozdgemm::detail

@@ -10,7 +10,6 @@
 #include "common/fault_injection.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
-#include "engine/int8_gemm.hpp"
 #include "crt.cuh"
 #include "residues.cuh"
 #include "scaling.cuh"
@@ -154,6 +153,22 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.total_bytes = c.used();
   L.fits = c.ok();
   return L;
+}
+
+// INT8 x INT8 -> INT32, C = A^T B (+ C when accumulate), over `batch` planes, for one k-block.
+// All leading dimensions and offsets are multiples of 16 (tensor-core alignment).
+void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64_t klen,
+               int64_t k_pad, const int8_t* a, const int8_t* b, int32_t* c, int batch,
+               bool accumulate) {
+  static const int32_t one = 1, zero = 0;
+  if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
+    throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
+  OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
+      static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), m_pad * k_pad,
+      b + k0, CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c,
+      CUDA_R_32I, static_cast<int>(m_pad), m_pad * n_pad, batch, CUBLAS_COMPUTE_32I,
+      CUBLAS_GEMM_DEFAULT));
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
