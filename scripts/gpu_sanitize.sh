@@ -21,7 +21,8 @@
 #     intercepted cuBLAS client, the host path against the device path, bad input, a short
 #     stress run, graph capture and an injected kernel fault.
 #
-# Every run must end with "ERROR SUMMARY: 0 errors" and exit 0. Logs and summary.txt go to
+# Every run must end with "ERROR SUMMARY: 0 errors" (racecheck: "0 hazards ... (0 errors") and
+# exit 0. Logs and summary.txt go to
 # $OUT/sanitize/. Exit status 0 only when every run passed. Time limits per run come from
 # SANITIZE_GTEST_TIMEOUT (default 240 s) and SANITIZE_CLIENT_TIMEOUT (default 90 s); a run cut
 # short is a failure, and its log shows how far it got.
@@ -53,11 +54,11 @@ echo "racecheck/synccheck kernel filter: ${ours[*]:-none (not supported)}" | tee
 # record NAME RC LOG: one summary line; a run passes with rc 0 and a zero error summary.
 record() {
   local name=$1 rc=$2 log=$3 errors tests
-  errors=$(grep -h "ERROR SUMMARY" "$log" | tail -n 1)
+  errors=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -n 1)
   tests=$(grep -c '^\[       OK \]' "$log")
   [[ $tests == 0 ]] && tests="" || tests=" ($tests tests passed)"
-  if [[ $rc == 0 && $errors == *"0 errors"* ]]; then
-    echo "ok   $name: ${errors#*= }$tests" | tee -a "$summary"
+  if [[ $rc == 0 && ($errors == *"SUMMARY: 0 errors"* || $errors == *"(0 errors,"*) ]]; then
+    echo "ok   $name: ${errors#*SUMMARY: }$tests" | tee -a "$summary"
   else
     echo "FAIL $name: rc=$rc, ${errors:-no error summary}$tests" | tee -a "$summary"
     status=1
