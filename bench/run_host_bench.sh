@@ -20,6 +20,19 @@ mkdir -p "$OUT"
 root=$PWD
 bench=$root/$build_dir/bench/host_blas_bench
 hb=${HOSTBENCH_DIR:-$root/.hostbench}
+csv_header="label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps"
+
+# write_env LINE...: $OUT/env.txt (date, commit, CPU, GPU, then the given lines), also printed.
+write_env() {
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: ${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    printf '%s\n' "$@"
+  } > "$OUT/env.txt"
+  cat "$OUT/env.txt"
+}
 
 # HOST_BENCH_MODE=workers (issue 8): the multi-worker host path on one GPU, 1 vs 2 vs 4 workers
 # (OZDGEMM_HOST_WORKERS_PER_DEVICE), same binary and inputs, cblas_dgemm, fast scaling, s = 16,
@@ -30,15 +43,8 @@ hb=${HOSTBENCH_DIR:-$root/.hostbench}
 if [[ ${HOST_BENCH_MODE:-} == workers ]]; then
   export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   csv=$OUT/host_workers.csv
-  echo "label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps" > "$csv"
-  {
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: ${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "sizes: $sizes, reps: $reps, workers: ${WORKERS:-1 2 4}"
-  } > "$OUT/env.txt"
-  cat "$OUT/env.txt"
+  echo "$csv_header" > "$csv"
+  write_env "sizes: $sizes, reps: $reps, workers: ${WORKERS:-1 2 4}"
   for w in ${WORKERS:-1 2 4}; do
     echo "== $w worker(s)" | tee -a "$OUT/host_workers.log"
     env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate OZDGEMM_SCALING=fast \
@@ -47,7 +53,7 @@ if [[ ${HOST_BENCH_MODE:-} == workers ]]; then
         "$bench" --label ozdgemm-s16-fast-w$w --api cblas --sizes "$sizes" --reps "$reps" \
         --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
   done
-  column -s, -t "$csv"
+  column -s, -t "$csv" 2> /dev/null || cat "$csv"  # util-linux's column may be missing
   # One line per size, counted once per worker count: identical bits.
   grep "C digest" "$OUT/host_workers.log" | sed -E 's/^[^ ]+ +//' | sort | uniq -c
   exit 0
@@ -59,16 +65,8 @@ nvblas=$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -n1)
 [[ -z $nvblas && -f $hb/libnvblas.so.13 ]] && nvblas=$hb/libnvblas.so.13
 export LD_LIBRARY_PATH=$libs:$root/$build_dir/runtime-libs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 csv=$OUT/host_bench.csv
-echo "label,api,n,median_s,min_s,tflops,max_rel_err,max_abs_err_over_AB,reps" > "$csv"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: ${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  echo "nvblas: $nvblas"
-  echo "sizes: $sizes, reps: $reps"
-} > "$OUT/env.txt"
-cat "$OUT/env.txt"
+echo "$csv_header" > "$csv"
+write_env "nvblas: $nvblas" "sizes: $sizes, reps: $reps"
 
 cat > "$OUT/nvblas.conf" <<CONF
 NVBLAS_LOGFILE $OUT/nvblas_lib.log
@@ -101,4 +99,4 @@ run LD_PRELOAD=$lib OZDGEMM_CPU_BLAS=$openblas OZDGEMM_MODE=auto OZDGEMM_SCALING
     OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE=$OUT/ozdgemm_lib.log \
     "$bench" --label ozdgemm-s14-accurate --api cblas --sizes "$sizes" --reps "$reps" --csv "$csv"
 rm -rf "$libs"
-column -s, -t "$csv"
+column -s, -t "$csv" 2> /dev/null || cat "$csv"
