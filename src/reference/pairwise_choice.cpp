@@ -13,7 +13,8 @@ namespace {
 // The smallest double >= x (x >= 0 finite).
 double to_double_up(long double x) {
   double d = static_cast<double>(x);
-  if (static_cast<long double>(d) < x) d = std::nextafter(d, std::numeric_limits<double>::infinity());
+  if (static_cast<long double>(d) < x)
+    d = std::nextafter(d, std::numeric_limits<double>::infinity());
   return d;
 }
 
@@ -127,8 +128,9 @@ double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea,
   // T_ij 2^-(emaxA_i + emaxB_j) <= 2^-hA nb_j + 2^-hB na_i + k 2^-(hA + hB), h = e + emax
   // (the bits kept of each vector's largest entry). Power-of-two scalings are exact here (h is
   // at most kMaxScaledBits + 1 and at least about -1100 for finite inputs, and the results are
-  // compared against targets far above 2^-1022); the two additions and the division add at
-  // most 3 roundings, covered by the factor (1 + 2^-50) (itself rounded: still >= 1 + 4u).
+  // compared against targets far above 2^-1022; an overflow gives +inf, which only rules s
+  // out); the two additions, the division and the product with 1 + 2^-50 = 1 + 8u round to
+  // nearest, so the result is >= (t / w) (1 - u)^4 (1 + 8u) > t / w.
   const int ha = ea + pb.emax_a[i], hb = eb + pb.emax_b[j];
   const double t = scale_pow2(pb.nb[j], -ha) + scale_pow2(pb.na[i], -hb) +
                    scale_pow2(static_cast<double>(pb.k), -(ha + hb));
