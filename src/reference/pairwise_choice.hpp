@@ -1,0 +1,89 @@
+// A rigorous automatic moduli count (issue 5, docs/accuracy.md section 11): host-only
+// prototype, not used by the library's auto path (the GPU must keep choosing what
+// reference_choose_moduli() chooses until this is built on the device too).
+//
+// The shipped chooser (core/moduli_choice.hpp) predicts T_ij / (|A||B|)_ij from per-vector
+// statistics, which cannot see how the entries of a row of op(A) and a column of op(B) are
+// paired; it is a model and fails on anti-aligned inputs. This chooser bounds the ratio for
+// every element (i, j) rigorously:
+//
+//   T_ij(s) = 2^-e_i ||b_j||_1 + 2^-f_j ||a_i||_1 + k 2^-(e_i+f_j)   (the truncation bound,
+//             docs/accuracy.md eq. 1, for the exponents the scaling chooses for s)
+//   W_ij   <= (|A||B|)_ij                                           (a proven lower bound)
+//
+// and picks the smallest s with max_ij T_ij(s) / W_ij <= target (target_bound(): sqrt(k) u for
+// `native`). Then |X_ij 2^-(e_i+f_j) - (AB)_ij| <= target (|A||B|)_ij for every (i, j): the
+// guarantee holds for all inputs, not only for the sets it was tried on.
+//
+// W comes from magnitude bands that an INT8 GEMM can multiply exactly. For a vector with
+// largest exponent emax, an entry x != 0 with d = emax - exponent_of(x) lies in band
+// p = floor(d / 7) and has the code q = floor(|x| 2^(6 + 7p - emax)), an integer in [1, 127]
+// with |x| >= q 2^(emax - 6 - 7p). With Q_p(A) (m x k, INT8) holding the codes of band p (0
+// elsewhere), and likewise Q_p(B),
+//   (|A||B|)_ij >= 2^(emaxA_i + emaxB_j - 12) sum_{d < bands} 2^(-7d) G_d[i, j],
+//   G_d = sum_{p = 0..d} Q_p(A) Q_{d-p}(B)^T   (one INT8 GEMM of depth (d + 1) k, exact in
+//                                              INT32 per k-block of kKBlock terms),
+// because every term dropped (bands >= `bands`, pairs with pa + pb >= bands) is >= 0.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+#include "core/moduli_choice.hpp"
+#include "core/scaling_rules.hpp"
+
+namespace ozdgemm::detail {
+
+inline constexpr int kBandBits = 7;     // a band spans 7 binades; codes fit INT8 (1..127)
+inline constexpr int kMaxBands = 3;     // the band GEMMs cost bands (bands + 1) / 2 depth-k GEMMs
+
+// The band and code of x in a vector whose largest exponent is emax (exponent_of(x) <= emax):
+// band = floor((emax - exponent_of(x)) / 7), code = floor(|x| 2^(6 + 7 band - emax)) in
+// [1, 127]. Zero and non-finite x: code 0.
+struct band_code {
+  int band = 0;
+  int code = 0;
+};
+band_code magnitude_band(double x, int emax);
+
+// The s-independent part: normalised lower bounds of (|A||B|)_ij and upper bounds of the l1
+// norms. Normalised means divided by 2^(emaxA_i + emaxB_j) (resp. 2^emax), so nothing
+// overflows or underflows however the inputs are scaled.
+struct pairwise_bound {
+  int64_t m = 0, n = 0, k = 0;
+  int bands = 0;
+  std::vector<int> emax_a, emax_b;
+  std::vector<uint8_t> skip_a, skip_b;  // zero vectors (their outputs are exact) or non-finite
+                                        // ones (recomputed in FP64 by the pipeline)
+  std::vector<double> na, nb;  // >= ||a_i||_1 2^-emaxA_i, >= ||b_j||_1 2^-emaxB_j
+  std::vector<double> w;       // w[j * m + i] <= (|A||B|)_ij 2^-(emaxA_i + emaxB_j); 0: no
+                               // information (every pair of entries below the bands)
+};
+
+// bands in [1, kMaxBands]. O(bands (bands + 1) / 2 m n k) integer operations, as the GPU's
+// INT8 GEMMs would do them (per-k-block INT32 sums added into 64 bits).
+pairwise_bound reference_pairwise_bound(const gemm_problem& p, int bands);
+
+// An upper bound of max over (i, j) of T_ij / (|A||B|)_ij for the exponents ea (rows of op(A))
+// and eb (columns of op(B)); +inf when some non-skipped (i, j) has w == 0; 0 when every pair
+// is skipped.
+double pairwise_ratio(const pairwise_bound& pb, const std::vector<int>& ea,
+                      const std::vector<int>& eb);
+
+// The same bound for one element (for tests).
+double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea, int eb);
+
+// pairwise_ratio() for every s in [kMinModuli, kMaxModuli] (index s; others 0), with the
+// exponents the scaling pass in `mode` would choose for s.
+std::array<double, kMaxModuli + 1> pairwise_ratios(const gemm_problem& p, scaling_mode mode,
+                                                   const pairwise_bound& pb);
+
+// The smallest s whose rigorous bound meets the target (choose_moduli's semantics for
+// native / bits / max, on the rigorous ratio instead of the model's eps); s == 0 when none.
+moduli_choice pairwise_choose_moduli(const gemm_problem& p, scaling_mode mode,
+                                     const accuracy_target& t, int bands);
+
+}  // namespace ozdgemm::detail
