@@ -247,28 +247,6 @@ TEST(AutoModuliApi, ReferenceEntryPicksAndComputes) {
   for (double x : C.data) EXPECT_EQ(x, 3.5);
 }
 
-// Anti-aligned inputs (docs/accuracy.md, section 10): op(A) a phi matrix; each column of op(B)
-// a phi vector whose entries are permuted so that its largest magnitudes meet the smallest
-// magnitudes of row 0 of op(A) (aligned: the same vectors, unpermuted).
-operand_pair anti_aligned_inputs(double phi, int64_t m, int64_t n, int64_t k, uint64_t seed,
-                                 bool anti) {
-  operand_pair p{phi_matrix(m, k, phi, seed), phi_matrix(k, n, phi, seed + 1)};
-  if (!anti) return p;
-  std::vector<int64_t> order(static_cast<size_t>(k));
-  for (int64_t l = 0; l < k; ++l) order[l] = l;
-  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-    return std::fabs(p.a(0, x)) < std::fabs(p.a(0, y));
-  });
-  for (int64_t j = 0; j < n; ++j) {
-    std::vector<double> col(static_cast<size_t>(k));
-    for (int64_t l = 0; l < k; ++l) col[l] = p.b(l, j);
-    std::sort(col.begin(), col.end(),
-              [](double x, double y) { return std::fabs(x) > std::fabs(y); });
-    for (int64_t t = 0; t < k; ++t) p.b(order[t], j) = col[t];
-  }
-  return p;
-}
-
 // The chooser sees per-vector statistics only, and those do not change when the entries of a
 // vector are permuted: fast mode predicts the same eps(s) for aligned and anti-aligned inputs,
 // although their errors differ by orders of magnitude (the report below). This is why no

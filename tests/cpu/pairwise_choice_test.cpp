@@ -257,26 +257,6 @@ TEST(PairwiseRatio, BoundsTheMeasuredErrorOfEveryS) {
     }
 }
 
-// Anti-aligned inputs (docs/accuracy.md section 10; the same construction as
-// moduli_choice_test.cpp): each column of op(B) is a phi vector permuted so that its largest
-// magnitudes meet the smallest magnitudes of row 0 of op(A).
-operand_pair anti_aligned(double phi, int64_t m, int64_t n, int64_t k, uint64_t seed) {
-  operand_pair p{phi_matrix(m, k, phi, seed), phi_matrix(k, n, phi, seed + 1)};
-  std::vector<int64_t> order(static_cast<size_t>(k));
-  for (int64_t l = 0; l < k; ++l) order[l] = l;
-  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-    return std::fabs(p.a(0, x)) < std::fabs(p.a(0, y));
-  });
-  for (int64_t j = 0; j < n; ++j) {
-    std::vector<double> col(static_cast<size_t>(k));
-    for (int64_t l = 0; l < k; ++l) col[l] = p.b(l, j);
-    std::sort(col.begin(), col.end(),
-              [](double x, double y) { return std::fabs(x) > std::fabs(y); });
-    for (int64_t t = 0; t < k; ++t) p.b(order[t], j) = col[t];
-  }
-  return p;
-}
-
 struct named_input {
   std::string name;
   operand_pair in;
@@ -309,7 +289,7 @@ std::vector<named_input> table_inputs() {
   for (double phi : {1.0, 2.0, 4.0})
     for (int64_t k : {int64_t{1024}, int64_t{4096}})
       v.push_back({"anti_phi" + phi_label(phi) + "_k" + std::to_string(k),
-                   anti_aligned(phi, 8, 8, k, 123)});
+                   anti_aligned_inputs(phi, 8, 8, k, 123)});
   return v;
 }
 

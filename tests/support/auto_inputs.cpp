@@ -1,6 +1,8 @@
 #include "support/auto_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ozdgemm::test {
 
@@ -36,6 +38,25 @@ operand_pair make_auto_inputs(const auto_case& c) {
     }
   }
   return {};
+}
+
+operand_pair anti_aligned_inputs(double phi, int64_t m, int64_t n, int64_t k, uint64_t seed,
+                                 bool anti) {
+  operand_pair p{phi_matrix(m, k, phi, seed), phi_matrix(k, n, phi, seed + 1)};
+  if (!anti) return p;
+  std::vector<int64_t> order(static_cast<size_t>(k));
+  for (int64_t l = 0; l < k; ++l) order[l] = l;
+  std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+    return std::fabs(p.a(0, x)) < std::fabs(p.a(0, y));
+  });
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<double> col(static_cast<size_t>(k));
+    for (int64_t l = 0; l < k; ++l) col[l] = p.b(l, j);
+    std::sort(col.begin(), col.end(),
+              [](double x, double y) { return std::fabs(x) > std::fabs(y); });
+    for (int64_t t = 0; t < k; ++t) p.b(order[t], j) = col[t];
+  }
+  return p;
 }
 
 }  // namespace ozdgemm::test
