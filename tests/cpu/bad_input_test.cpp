@@ -216,22 +216,26 @@ std::string run_case_impl(gemm_case c, bool* order_dependent) {
   return "";
 }
 
+// A case with these shape arguments and the struct's defaults otherwise.
+gemm_case make_case(std::string name, char ta, char tb, int m, int n, int k, int lda, int ldb,
+                    int ldc) {
+  gemm_case c;
+  c.name = std::move(name);
+  c.ta = ta;
+  c.tb = tb;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.lda = lda;
+  c.ldb = ldb;
+  c.ldc = ldc;
+  return c;
+}
+
 std::vector<gemm_case> invalid_cases() {
   std::vector<gemm_case> v;
   auto add = [&](const char* name, char ta, char tb, int m, int n, int k, int lda, int ldb,
-                 int ldc) {
-    gemm_case c;
-    c.name = name;
-    c.ta = ta;
-    c.tb = tb;
-    c.m = m;
-    c.n = n;
-    c.k = k;
-    c.lda = lda;
-    c.ldb = ldb;
-    c.ldc = ldc;
-    v.push_back(c);
-  };
+                 int ldc) { v.push_back(make_case(name, ta, tb, m, n, k, lda, ldb, ldc)); };
   add("transa X", 'X', 'N', 2, 2, 2, 2, 2, 2);
   add("transb Y", 'N', 'Y', 2, 2, 2, 2, 2, 2);
   add("transa NUL", '\0', 'N', 2, 2, 2, 2, 2, 2);
@@ -409,16 +413,7 @@ std::vector<gemm_case> shape_cases() {
   std::vector<gemm_case> v;
   auto add = [&](std::string name, char ta, char tb, int m, int n, int k, int lda = kAuto,
                  int ldb = kAuto, int ldc = kAuto, double alpha = 1.25, double beta = -0.5) {
-    gemm_case c;
-    c.name = std::move(name);
-    c.ta = ta;
-    c.tb = tb;
-    c.m = m;
-    c.n = n;
-    c.k = k;
-    c.lda = lda;
-    c.ldb = ldb;
-    c.ldc = ldc;
+    gemm_case c = make_case(std::move(name), ta, tb, m, n, k, lda, ldb, ldc);
     c.alpha = alpha;
     c.beta = beta;
     v.push_back(c);

@@ -15,22 +15,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc_maps.h"
 
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
             const double*, const int*, const double*, const int*, const double*, double*,
             const int*, size_t, size_t);
-
-/* 1 if a file whose path contains `name` is mapped into this process, 0 if not, -1 if unknown. */
-static int mapped(const char* name) {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, name) != NULL) found = 1;
-  fclose(f);
-  return found;
-}
 
 static int libcuda_mapped(void) { return mapped("/libcuda.so"); }
 

@@ -15,24 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../interpose/proc_maps.h"
+
 double ddot_(const int* n, const double* x, const int* incx, const double* y, const int* incy);
 void daxpy_(const int* n, const double* alpha, const double* x, const int* incx, double* y,
             const int* incy);
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
             const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
             const double* beta, double* c, const int* ldc, size_t la, size_t lb);
-
-/* 1 if a file whose path contains `name` is mapped into this process, 0 if not, -1 if unknown. */
-static int mapped(const char* name) {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return -1;
-  char line[4096];
-  int found = 0;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strstr(line, name) != NULL) found = 1;
-  fclose(f);
-  return found;
-}
 
 static const char* yes_no(int v) { return v < 0 ? "unknown" : v ? "yes" : "no"; }
 
