@@ -4,7 +4,6 @@
 // design choices (threads, staging, stores) cite it.
 //   host_transfer_probe [MiB, default 1024]
 #include <cuda_runtime.h>
-#include <emmintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +14,8 @@
 #include <functional>
 #include <thread>
 #include <vector>
+
+#include "common/stream_copy.hpp"
 
 namespace {
 
@@ -31,26 +32,17 @@ double best(const std::function<void()>& f) {
   return b;
 }
 
-void stream_copy(double* dst, const double* src, size_t n) {
-  size_t i = 0;
-  while (i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0) dst[i] = src[i], ++i;
-  for (; i + 8 <= n; i += 8) {
-    _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-    _mm_stream_pd(dst + i + 2, _mm_loadu_pd(src + i + 2));
-    _mm_stream_pd(dst + i + 4, _mm_loadu_pd(src + i + 4));
-    _mm_stream_pd(dst + i + 6, _mm_loadu_pd(src + i + 6));
-  }
-  for (; i < n; ++i) dst[i] = src[i];
-  _mm_sfence();
-}
-
 void parallel_copy(double* dst, const double* src, size_t n, int threads, bool nt) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([=] {
       const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-      if (nt) stream_copy(dst + lo, src + lo, hi - lo);
-      else std::memcpy(dst + lo, src + lo, (hi - lo) * sizeof(double));
+      if (nt) {
+        ozdgemm::detail::copy_run(dst + lo, src + lo, static_cast<int64_t>(hi - lo));
+        ozdgemm::detail::store_fence();
+      } else {
+        std::memcpy(dst + lo, src + lo, (hi - lo) * sizeof(double));
+      }
     });
   for (auto& th : pool) th.join();
 }

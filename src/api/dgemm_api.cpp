@@ -28,10 +28,6 @@ bool parse_op(cublasOperation_t op, op_kind* out) {
   }
 }
 
-bool valid_options(const ozdgemm_options_t& o) {
-  return o.num_moduli >= kMinModuli && o.num_moduli <= kMaxModuli &&
-         (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);
-}
 
 // cublasDgemm's rules: sizes >= 0, lda >= max(1, rows of A as stored), likewise ldb, ldc.
 bool valid_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_t lda,
@@ -50,6 +46,15 @@ bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
   else if (o.accuracy >= 1 && o.accuracy <= 200) *t = accuracy_target{accuracy_kind::bits, o.accuracy};
   else return false;
   return true;
+}
+
+// The options of both entries (device and host reference): a moduli count in range or
+// OZDGEMM_MODULI_AUTO with a valid accuracy target (then *target is set), and a known scaling.
+bool valid_options(const ozdgemm_options_t& o, accuracy_target* target) {
+  const bool s_ok = o.num_moduli == OZDGEMM_MODULI_AUTO
+                        ? auto_target(o, target)
+                        : o.num_moduli >= kMinModuli && o.num_moduli <= kMaxModuli;
+  return s_ok && (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);
 }
 
 // The matrices the call reads and writes must lie in the address space: (cols - 1) ld + rows
@@ -108,14 +113,10 @@ ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   if (handle == nullptr) return OZDGEMM_STATUS_NOT_INITIALIZED;
   const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
   accuracy_target target;
-  ozdgemm_options_t checked = options;
-  if (automatic) {
-    if (!auto_target(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
-    checked.num_moduli = kMinModuli;  // the scaling field's check
-  }
+  if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
   op_kind oa, ob;
   if (!parse_op(transa, &oa) || !parse_op(transb, &ob) ||
-      !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) || !valid_options(checked) ||
+      !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) ||
       alpha == nullptr || beta == nullptr)
     return OZDGEMM_STATUS_INVALID_VALUE;
   // Trivial calls: any s gives the BLAS result; report the smallest, as the host reference.
@@ -228,12 +229,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
     // entry: an invalid option is an invalid value even when there is nothing to compute.
     const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
     accuracy_target target;
-    ozdgemm_options_t checked = options;
-    if (automatic) {
-      if (!auto_target(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
-      checked.num_moduli = kMinModuli;  // the scaling field's check
-    }
-    if (!valid_options(checked)) return OZDGEMM_STATUS_INVALID_VALUE;
+    if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
     if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, alpha != 0.0))
       return OZDGEMM_STATUS_INVALID_VALUE;

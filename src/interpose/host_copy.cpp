@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+
+#include "common/stream_copy.hpp"
 
 namespace ozdgemm::detail {
 
@@ -73,36 +71,6 @@ constexpr int64_t kMinPart = int64_t{1} << 19;
 int part_count(const copy_pool& pool, int64_t count) {
   const int64_t by_size = std::max<int64_t>(1, count / kMinPart);
   return static_cast<int>(std::min<int64_t>(by_size, 4 * pool.threads()));
-}
-
-// Copies with non-temporal stores where the platform has them: the destination (staging
-// buffer or the caller's C) is not read again by the host soon, and skipping the cache's
-// read-for-ownership measured 10-15% faster with 16 threads on the H200 machine's Xeon
-// (bench/results/2026-11-29_h200_*_host_transfer: 48 vs 44 GB/s pack, 47 vs 41 unpack).
-void copy_run(double* dst, const double* src, int64_t n) {
-#if defined(__SSE2__)
-  if (n >= 1024) {
-    int64_t i = 0;
-    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = src[i];
-    for (; i + 8 <= n; i += 8) {
-      _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-      _mm_stream_pd(dst + i + 2, _mm_loadu_pd(src + i + 2));
-      _mm_stream_pd(dst + i + 4, _mm_loadu_pd(src + i + 4));
-      _mm_stream_pd(dst + i + 6, _mm_loadu_pd(src + i + 6));
-    }
-    for (; i < n; ++i) dst[i] = src[i];
-    return;
-  }
-#endif
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(double));
-}
-
-// Non-temporal stores are weakly ordered: fence them before the part counts as done (and
-// before a DMA reads the staging buffer).
-void store_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 // Calls copy(column-major offset in the block, pointer into the block, run length) for the
