@@ -31,6 +31,9 @@
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
+//   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
+//                         the workspaces (unset: from the launcher's local size;
+//                         interpose/device_select)
 #pragma once
 
 #include <cstddef>
@@ -71,6 +74,8 @@ struct config {
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;
+  // Processes sharing each GPU (interpose/device_select.hpp); 0: unset (the launcher's count).
+  int procs_per_gpu = 0;
 };
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
