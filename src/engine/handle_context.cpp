@@ -50,12 +50,8 @@ void set_memory_sharers_source(memory_sharers_source source) noexcept {
 
 unsigned memory_sharers() noexcept {
   const memory_sharers_source source = sharers_source.load();
-  if (source == nullptr) return 1;  // not cached: a source registered later still counts
-  static const unsigned sharers = [source]() noexcept {
-    const unsigned n = source();
-    return n == 0 ? 1u : n;
-  }();
-  return sharers;
+  const unsigned n = source != nullptr ? source() : 0;  // the source caches; 0 may change
+  return n == 0 ? 1 : n;
 }
 
 handle_context::handle_context(int device) : device_(device) {

@@ -85,13 +85,14 @@ bool within_free_memory(size_t need, size_t held, size_t free_bytes,
 
 // Where the number of processes sharing this process's GPU comes from: libozdgemm.so registers
 // interpose/device_select's gpu_sharers() (launcher variables, OZDGEMM_PROCS_PER_GPU) at load.
-// A plain function pointer: registering it does no work and touches no CUDA.
+// A plain function pointer: registering it does no work and touches no CUDA. The source
+// answers 0 while it does not know (yet), and caches its answer once it does.
 using memory_sharers_source = unsigned (*)() noexcept;
 void set_memory_sharers_source(memory_sharers_source source) noexcept;
 
-// The divisor of the rule: the registered source, asked once, on the first call (it may
-// initialise CUDA: call it only where device memory is about to be sized); 1 without a source
-// (the engine alone, tests). Thread-safe; never throws.
+// The divisor of the rule: the registered source's answer, 1 when it has none (no source: the
+// engine alone, tests; 0: not known yet). The source may initialise CUDA: call this only where
+// device memory is about to be sized. Thread-safe; never throws.
 unsigned memory_sharers() noexcept;
 
 // Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the

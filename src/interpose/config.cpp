@@ -1,5 +1,6 @@
 #include "interpose/config.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -145,10 +146,20 @@ config load() {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> loaded{false};
+}  // namespace
+
 const config& settings() {
-  static const config c = load();
+  static const config c = [] {
+    config read = load();
+    loaded.store(true, std::memory_order_release);
+    return read;
+  }();
   return c;
 }
+
+bool settings_loaded() noexcept { return loaded.load(std::memory_order_acquire); }
 
 const char* to_string(run_mode m) {
   switch (m) {

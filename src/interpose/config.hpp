@@ -89,6 +89,12 @@ bool parse_fail_after(const char* s, long long* tiles, int* worker);
 
 const config& settings();
 
+// True once settings() has been read, i.e. once the interposition layer is in use (its first
+// intercepted call). Code that the C API reaches too (the engine's memory share, through
+// device_select's gpu_sharers) checks it so that a process using only the C API is left as the
+// environment table promises: untouched by OZDGEMM_* settings. Never throws.
+bool settings_loaded() noexcept;
+
 const char* to_string(run_mode m);
 
 }  // namespace ozdgemm::detail

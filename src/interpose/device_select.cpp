@@ -282,6 +282,9 @@ gpu_sharing count_sharers(int procs_per_gpu, const device_choice& device, bool l
 }
 
 unsigned gpu_sharers() noexcept {
+  // A process that only calls the C API has not read the settings: not known (the engine then
+  // uses 1, the single-process rule, as for OZDGEMM_MAX_WORKSPACE) until the interposer has.
+  if (!settings_loaded()) return 0;
   static const unsigned sharers = []() noexcept -> unsigned {
     try {
       const config& cfg = settings();

@@ -113,10 +113,11 @@ struct gpu_sharing {
 gpu_sharing count_sharers(int procs_per_gpu, const device_choice& device, bool listed,
                           const std::function<const char*(const char*)>& env, int gpu_count);
 
-// This process's count, decided and logged (info; warnings at warn) on the first call, which
-// queries the GPU count and so initialises CUDA: the engine asks for it when a workspace is
-// first sized (libozdgemm.so registers it with set_memory_sharers_source at load, which touches
-// no CUDA). Thread-safe; never throws; 1 when anything fails.
+// This process's count, decided and logged (info; warnings at warn) on the first call after the
+// interposer has read its settings (before that, and so in a process that only calls the C API:
+// 0, not known), which queries the GPU count and so initialises CUDA: the engine asks for it
+// when a workspace is sized (libozdgemm.so registers it with set_memory_sharers_source at load,
+// which touches no CUDA). Thread-safe; never throws; 1 when anything fails.
 unsigned gpu_sharers() noexcept;
 
 }  // namespace ozdgemm::detail

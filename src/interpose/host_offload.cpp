@@ -487,7 +487,8 @@ size_t to_bytes(double x) {
 // The workers that may run `j`: the first `wanted` of the set whose buffers fit the rules of
 // device calls on their GPU, all of one GPU's workers together (engine/handle_context.hpp):
 // OZDGEMM_MAX_WORKSPACE, and 90% of the free memory divided by the processes sharing the GPU
-// (memory_sharers()), so that ranks sharing a GPU do not starve each other. Empty with *why set when none fits.
+// (memory_sharers()), so that ranks sharing a GPU do not starve each other. Empty with *why set
+// when none fits.
 std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, const char** why) {
   struct gpu_budget {
     int device;

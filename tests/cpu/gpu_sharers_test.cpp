@@ -330,9 +330,24 @@ TEST_F(GpuSharersProcess, OverrideIsReadLoggedAndUsed) {
   ASSERT_EQ(::setenv("OZDGEMM_PROCS_PER_GPU", "4", 1), 0);
   ASSERT_EQ(::setenv("OZDGEMM_LOG_LEVEL", "info", 1), 0);
   ::unsetenv("OZDGEMM_LOG_FILE");  // stderr
-  EXPECT_EXIT(std::exit(static_cast<int>(memory_sharers())), ::testing::ExitedWithCode(4),
-              "4 processes share GPU 0 \\(OZDGEMM_PROCS_PER_GPU=4\\): a workspace may take "
-              "90% / 4 of the free device memory");
+  // settings() first, as the interposer's first intercepted call does.
+  EXPECT_EXIT(
+      {
+        (void)settings();
+        std::exit(static_cast<int>(memory_sharers()));
+      },
+      ::testing::ExitedWithCode(4),
+      "4 processes share GPU 0 \\(OZDGEMM_PROCS_PER_GPU=4\\): a workspace may take "
+      "90% / 4 of the free device memory");
+}
+
+// A process that only calls the C API never reads the OZDGEMM_* settings: the single-process
+// rule, and nothing logged.
+TEST_F(GpuSharersProcess, CApiAloneKeepsTheSingleProcessRule) {
+  ASSERT_EQ(::setenv("OZDGEMM_PROCS_PER_GPU", "4", 1), 0);
+  ASSERT_EQ(::setenv("OZDGEMM_LOG_LEVEL", "info", 1), 0);
+  ::unsetenv("OZDGEMM_LOG_FILE");
+  EXPECT_EXIT(std::exit(static_cast<int>(memory_sharers())), ::testing::ExitedWithCode(1), "^$");
 }
 
 TEST_F(GpuSharersProcess, InvalidOverrideWarnsOnceAndIsIgnored) {
