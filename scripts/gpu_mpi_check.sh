@@ -21,7 +21,12 @@
 #     tests/mpi/gpu_share_client at once, each with device and host DGEMMs checked exactly:
 #     without OZDGEMM_MAX_WORKSPACE (90% of free memory: every call emulated), with
 #     OZDGEMM_MAX_WORKSPACE=64M (large calls native for the cap, the others emulated), and
-#     under memory pressure (a hog holds all but 8 GiB: whatever does not fit goes native).
+#     under memory pressure (a hog holds all but 8 GiB: whatever does not fit goes native),
+#     with OMPI_COMM_WORLD_LOCAL_RANK=i and OMPI_COMM_WORLD_LOCAL_SIZE=8 set per process as
+#     mpirun would, so that each takes only its share of the free memory (all 8 must pass).
+#     OZDGEMM_SHARE_UNCOORDINATED=1 adds the same pressure run without those variables, for
+#     comparison only (each process then counts on the whole free memory; its failures are
+#     reported but do not fail this script).
 #
 # The MPI runtime: scripts/make_mpicarry.sh (on the CPU machine) assembles .mpicarry/ with
 # Debian's Open MPI and ScaLAPACK and the project's pieces; carry it alone (no build/ needed):
@@ -189,7 +194,14 @@ else
   }
   share share_uncapped all-emulated -u OZDGEMM_MAX_WORKSPACE
   share share_capped cap OZDGEMM_MAX_WORKSPACE=64M
-  share share_pressure pressure -u OZDGEMM_MAX_WORKSPACE HOG_LEAVE_MIB=8192
+  share share_pressure_coordinated pressure -u OZDGEMM_MAX_WORKSPACE HOG_LEAVE_MIB=8192 \
+    SHARE_COORDINATED=1
+  if [[ ${OZDGEMM_SHARE_UNCOORDINATED:-0} == 1 ]]; then
+    kept=$status
+    share share_pressure_uncoordinated pressure -u OZDGEMM_MAX_WORKSPACE HOG_LEAVE_MIB=8192
+    ((status == kept)) || echo "(uncoordinated: for comparison only, not counted)"
+    status=$kept
+  fi
 fi
 fi
 

@@ -1,6 +1,7 @@
 #include "engine/handle_context.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,8 +28,30 @@ std::string mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >
 void set_workspace_cap(size_t bytes) noexcept { cap_bytes.store(bytes); }
 size_t workspace_cap() noexcept { return cap_bytes.load(); }
 
-bool within_free_memory(size_t need, size_t held, size_t free_bytes) noexcept {
-  return need <= (free_bytes + held) / 10 * 9;
+bool within_free_memory(size_t need, size_t held, size_t free_bytes, unsigned sharers) noexcept {
+  const size_t available = free_bytes > SIZE_MAX - held ? SIZE_MAX : free_bytes + held;
+  return need <= available / 10 * 9 / (sharers == 0 ? 1 : sharers);
+}
+
+namespace {
+
+std::atomic<memory_sharers_source> sharers_source{nullptr};
+
+// The rule's share, for the refusal message.
+std::string share_of(unsigned sharers) {
+  return sharers == 1 ? "90%" : "90% / " + std::to_string(sharers) + " processes sharing the GPU";
+}
+
+}  // namespace
+
+void set_memory_sharers_source(memory_sharers_source source) noexcept {
+  sharers_source.store(source);
+}
+
+unsigned memory_sharers() noexcept {
+  const memory_sharers_source source = sharers_source.load();
+  const unsigned n = source != nullptr ? source() : 0;  // the source caches; 0 may change
+  return n == 0 ? 1 : n;
 }
 
 handle_context::handle_context(int device) : device_(device) {
@@ -99,10 +122,11 @@ void* handle_context::workspace(size_t bytes) {
   size_t free_bytes = 0, total_bytes = 0;
   OZDGEMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   // What this workspace already holds comes back before the new one is taken.
-  if (!within_free_memory(bytes, ws_bytes_, free_bytes))
-    refuse("the call needs " + mib(bytes) + ", more than 90% of the " +
+  const unsigned sharers = memory_sharers();
+  if (!within_free_memory(bytes, ws_bytes_, free_bytes, sharers))
+    refuse("the call needs " + mib(bytes) + ", more than " + share_of(sharers) + " of the " +
            mib(free_bytes + ws_bytes_) + " of device memory free");
-  if (!within_free_memory(want, ws_bytes_, free_bytes)) want = bytes;
+  if (!within_free_memory(want, ws_bytes_, free_bytes, sharers)) want = bytes;
   if (inject_fault(fault::alloc))
     throw cuda_error(cudaErrorMemoryAllocation, "injected fault: workspace allocation failed");
   if (ws_ != nullptr) {
@@ -191,8 +215,10 @@ const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t
     (void)cudaGetLastError();
     return nullptr;  // the call itself will find out and fall back
   }
-  if (!within_free_memory(bytes, held, free_bytes))
-    return "device memory: workspace over 90% of free";
+  const unsigned sharers = memory_sharers();
+  if (!within_free_memory(bytes, held, free_bytes, sharers))
+    return sharers == 1 ? "device memory: workspace over 90% of free"
+                        : "device memory: workspace over this process's share of free";
   return nullptr;
 }
 

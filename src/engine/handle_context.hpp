@@ -13,9 +13,10 @@
 // Workspace limits (checked only when the workspace must grow):
 //   - the process-wide cap set_workspace_cap() (the interposer sets it from
 //     OZDGEMM_MAX_WORKSPACE; 0 = none);
-//   - never more than 90% of the device memory cudaMemGetInfo reports free at that moment, so
-//     that processes sharing a GPU (MPI ranks) do not starve each other: the emulation gives
-//     way, the caller's native routine needs far less;
+//   - never more than 90% of the device memory cudaMemGetInfo reports free at that moment,
+//     divided by the number of processes sharing the GPU (memory_sharers(): MPI ranks of one
+//     node, from the launcher), so that they do not starve each other: each takes its share,
+//     the emulation gives way, the caller's native routine needs far less;
 //   - never while the stream is being captured into a CUDA graph (allocating there would make
 //     the workspace graph-owned).
 // A refused or failed growth throws cuda_error(cudaErrorMemoryAllocation) with the reason:
@@ -76,12 +77,28 @@ size_t workspace_cap() noexcept;
 // The 90%-of-free-memory rule above, shared by every user of device memory in the library
 // (workspaces here, the host path's buffers in interpose/host_offload.cpp): growing what one
 // user holds from `held` to `need` bytes is allowed when `need` is at most 90% of the memory
-// free now plus `held` (what is held is released before the new memory is taken).
-bool within_free_memory(size_t need, size_t held, size_t free_bytes) noexcept;
+// free now plus `held` (what is held is released before the new memory is taken), divided by
+// `sharers` (0 counts as 1), in integer arithmetic that cannot overflow. Callers pass
+// memory_sharers(); with 1 the rule is the single-process one, bit for bit.
+bool within_free_memory(size_t need, size_t held, size_t free_bytes,
+                        unsigned sharers = 1) noexcept;
+
+// Where the number of processes sharing this process's GPU comes from: libozdgemm.so registers
+// interpose/device_select's gpu_sharers() (launcher variables, OZDGEMM_PROCS_PER_GPU) at load.
+// A plain function pointer: registering it does no work and touches no CUDA. The source
+// answers 0 while it does not know (yet), and caches its answer once it does.
+using memory_sharers_source = unsigned (*)() noexcept;
+void set_memory_sharers_source(memory_sharers_source source) noexcept;
+
+// The divisor of the rule: the registered source's answer, 1 when it has none (no source: the
+// engine alone, tests; 0: not known yet). The source may initialise CUDA: call this only where
+// device memory is about to be sized. Thread-safe; never throws.
+unsigned memory_sharers() noexcept;
 
 // Why a call of `caller` on `stream` needing `bytes` of workspace would be refused by the
 // limits above, as a static string for logs ("workspace cap", "graph capture before the
-// workspace is ready", "device memory: workspace over 90% of free"), or nullptr (also when
+// workspace is ready", "device memory: workspace over 90% of free", or "... over this
+// process's share of free" when processes share the GPU), or nullptr (also when
 // the workspace already holds `bytes`: no growth, nothing to refuse). Lets the interposer go
 // native up front, quietly, instead of failing inside the call; on a stream under capture
 // this matters, since creating a context or growing a workspace is not capturable. Never

@@ -1,5 +1,6 @@
 #include "interpose/config.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -133,6 +134,11 @@ config load() {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
       invalid("OZDGEMM_HOST_FAIL_AFTER", v, "tiles or tiles@worker", "no injected failure");
   }
+  if (const char* v = env("OZDGEMM_PROCS_PER_GPU")) {
+    long long x = 0;
+    if (parse_long(v, &x) && x >= 1 && x <= 65536) c.procs_per_gpu = static_cast<int>(x);
+    else invalid("OZDGEMM_PROCS_PER_GPU", v, "an integer in 1..65536", "the launcher's count");
+  }
   // The engine enforces it wherever a workspace grows (host path included).
   set_workspace_cap(c.max_workspace);
   return c;
@@ -140,10 +146,20 @@ config load() {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> loaded{false};
+}  // namespace
+
 const config& settings() {
-  static const config c = load();
+  static const config c = [] {
+    config read = load();
+    loaded.store(true, std::memory_order_release);
+    return read;
+  }();
   return c;
 }
+
+bool settings_loaded() noexcept { return loaded.load(std::memory_order_acquire); }
 
 const char* to_string(run_mode m) {
   switch (m) {

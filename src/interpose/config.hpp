@@ -31,6 +31,9 @@
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
+//   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
+//                         the workspaces (unset: from the launcher's local size;
+//                         interpose/device_select)
 #pragma once
 
 #include <cstddef>
@@ -71,6 +74,8 @@ struct config {
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;
+  // Processes sharing each GPU (interpose/device_select.hpp); 0: unset (the launcher's count).
+  int procs_per_gpu = 0;
 };
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
@@ -83,6 +88,12 @@ bool parse_device_list(const char* s, std::vector<int>* devices, bool* all);
 bool parse_fail_after(const char* s, long long* tiles, int* worker);
 
 const config& settings();
+
+// True once settings() has been read, i.e. once the interposition layer is in use (its first
+// intercepted call). Code that the C API reaches too (the engine's memory share, through
+// device_select's gpu_sharers) checks it so that a process using only the C API is left as the
+// environment table promises: untouched by OZDGEMM_* settings. Never throws.
+bool settings_loaded() noexcept;
 
 const char* to_string(run_mode m);
 

@@ -486,8 +486,9 @@ size_t to_bytes(double x) {
 
 // The workers that may run `j`: the first `wanted` of the set whose buffers fit the rules of
 // device calls on their GPU, all of one GPU's workers together (engine/handle_context.hpp):
-// OZDGEMM_MAX_WORKSPACE, and 90% of the free memory, so that ranks sharing a GPU do not starve
-// each other. Empty with *why set when none fits.
+// OZDGEMM_MAX_WORKSPACE, and 90% of the free memory divided by the processes sharing the GPU
+// (memory_sharers()), so that ranks sharing a GPU do not starve each other. Empty with *why set
+// when none fits.
 std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, const char** why) {
   struct gpu_budget {
     int device;
@@ -518,8 +519,11 @@ std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, 
       if (crew.empty()) *why = "workspace cap";
       continue;
     }
-    if (!within_free_memory(to_bytes(need), to_bytes(held), it->free_bytes)) {
-      if (crew.empty()) *why = "device memory: host path over 90% of free";
+    const unsigned sharers = memory_sharers();
+    if (!within_free_memory(to_bytes(need), to_bytes(held), it->free_bytes, sharers)) {
+      if (crew.empty())
+        *why = sharers == 1 ? "device memory: host path over 90% of free"
+                            : "device memory: host path over this process's share of free";
       continue;
     }
     it->need = need;

@@ -13,16 +13,28 @@
 #                 emulated while there is room; those over 90% of free go native, saying so;
 #                 a growth that another process won in between may fail and fall back (logged
 #                 as such); results exact in every case, no crash.
+# SHARE_COORDINATED=1 gives client i the variables mpirun would, OMPI_COMM_WORLD_LOCAL_RANK=i and
+# OMPI_COMM_WORLD_LOCAL_SIZE=SHARE_PROCS, so that each library counts the processes on its GPU
+# and takes only its share of the free memory (interpose/device_select.hpp); every client's log
+# must then say so ("N processes share GPU d (OMPI_COMM_WORLD_LOCAL_SIZE=SHARE_PROCS, ...").
+# Without it the clients carry no launcher variable (as independent programs): each counts on
+# the whole free memory, and under pressure the clients' own allocations may fail.
 # The counts per client come from the summary lines; the processes' overlap in time from their
 # start and end stamps.
 #
 # Usage: gpu_share.sh LIBOZDGEMM CLIENT WORKDIR EXPECT
 # Environment: SHARE_PROCS (8), SHARE_THREADS (2), SHARE_SECONDS (20), HOG_LEAVE_MIB (6144),
-#              OZDGEMM_* (passed on, e.g. OZDGEMM_MAX_WORKSPACE).
+#              SHARE_COORDINATED (0), OZDGEMM_* (passed on, e.g. OZDGEMM_MAX_WORKSPACE).
 # Exit status: 0 passed, 1 failed, 77 no GPU (the client said so).
 set -uo pipefail
 lib=$1 client=$2 work=$3 expect=$4
 procs=${SHARE_PROCS:-8} threads=${SHARE_THREADS:-2} seconds=${SHARE_SECONDS:-20}
+coordinated=${SHARE_COORDINATED:-0}
+# The launchers' variables this script sets or keeps out (an outer launcher's must not leak in).
+launcher_vars=(OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE MV2_COMM_WORLD_LOCAL_SIZE
+               MPI_LOCALNRANKS PMI_LOCAL_SIZE SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE)
+unset_launcher=()
+for v in "${launcher_vars[@]}"; do unset_launcher+=(-u "$v"); done
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -51,7 +63,10 @@ pids=()
 for ((i = 0; i < procs; ++i)); do
   (
     date +%s.%N > "$work/client$i.start"
-    env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate OZDGEMM_LOG_LEVEL=info \
+    rank=()
+    ((coordinated)) && rank=(OMPI_COMM_WORLD_LOCAL_RANK=$i OMPI_COMM_WORLD_LOCAL_SIZE=$procs)
+    env "${unset_launcher[@]}" ${rank[@]+"${rank[@]}"} LD_PRELOAD="$lib" OZDGEMM_MODE=emulate \
+      OZDGEMM_LOG_LEVEL=info \
       OZDGEMM_LOG_FILE="$work/client$i.log" "$client" "$seconds" "$threads" $((i + 1)) \
       > "$work/client$i.out" 2>&1
     status=$?
@@ -98,6 +113,16 @@ for ((i = 0; i < procs; ++i)); do
   bad=""
   grep -qE '\[ozdgemm (error|critical)\]' "$log" && bad="error lines in the log"
   ((emulated > 0)) || bad="no call emulated"
+  if ((coordinated)); then
+    # The share this client took, from its log (logged once, when a workspace was first sized).
+    pattern="[0-9]+ (process uses|processes share) GPU [0-9]+ \(OMPI_COMM_WORLD_LOCAL_SIZE=$procs, "
+    shared=$(grep -oE "$pattern[^)]*\)" "$log" | head -n 1)
+    if [[ -z $shared ]]; then
+      bad="no coordinated share in the log"
+    else
+      line+="; $shared"
+    fi
+  fi
   case $expect in
     all-emulated)
       ((native == 0 && fallback == 0)) || bad="calls not emulated" ;;
