@@ -431,35 +431,63 @@ class worker_set {
   int count() const { return count_; }
   int device_of(int i) const { return devices_[static_cast<size_t>(i) % devices_.size()]; }
 
-  // Worker i, or nullptr when it could not be created (logged once).
-  host_worker* at(int i) {
+  // Worker i, or nullptr when it could not be created. A creation that failed for want of
+  // memory (cudaMalloc, cudaMallocHost or cublasCreate: a passing state when processes share
+  // the GPU) is tried again on a later call, at most once a second, and *out_of_memory is set;
+  // any other failure is final. Logged at error the first time, at debug after that.
+  host_worker* at(int i, bool* out_of_memory) {
     slot& s = slots_[static_cast<size_t>(i)];
-    std::call_once(s.once, [&] {
-      const int device = device_of(i);
-      try {
-        device_guard guard(device);
-        s.worker = new host_worker(i, device, threads_);
-        if (count_ == 1)
-          logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
-                        s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
-        else
-          logger().info("host path worker {} of {} on GPU {}: {} packing threads, {} MiB pinned "
-                        "staging",
-                        i, count_, device, s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
-      } catch (const std::exception& e) {
-        if (count_ == 1)
-          logger().error("host path unavailable: {}", e.what());
-        else
-          logger().error("host path worker {} on GPU {} unavailable: {}", i, device, e.what());
-      }
-    });
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.worker != nullptr || s.final_failure) return s.worker;
+    const auto now = std::chrono::steady_clock::now();
+    if (s.failures > 0 && now - s.last_attempt < std::chrono::seconds(1)) {
+      *out_of_memory = true;
+      return nullptr;
+    }
+    s.last_attempt = now;
+    const int device = device_of(i);
+    try {
+      device_guard guard(device);
+      s.worker = new host_worker(i, device, threads_);
+      if (count_ == 1)
+        logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
+                      s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+      else
+        logger().info("host path worker {} of {} on GPU {}: {} packing threads, {} MiB pinned "
+                      "staging",
+                      i, count_, device, s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+    } catch (const std::exception& e) {
+      const bool memory = is_allocation_failure(e);
+      s.final_failure = !memory;
+      const spdlog::level::level_enum level =
+          s.failures++ == 0 ? spdlog::level::err : spdlog::level::debug;
+      const char* again = memory ? " (out of memory: tried again on a later call)" : "";
+      if (count_ == 1)
+        logger().log(level, "host path unavailable: {}{}", e.what(), again);
+      else
+        logger().log(level, "host path worker {} on GPU {} unavailable: {}{}", i, device, e.what(),
+                     again);
+      *out_of_memory = memory;
+    }
     return s.worker;
   }
 
  private:
+  // An allocation failure of CUDA or cuBLAS (or of the host).
+  static bool is_allocation_failure(const std::exception& e) {
+    if (const auto* c = dynamic_cast<const cuda_error*>(&e))
+      return c->code == cudaErrorMemoryAllocation;
+    if (const auto* b = dynamic_cast<const cublas_error*>(&e))
+      return b->code == CUBLAS_STATUS_ALLOC_FAILED;
+    return dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+  }
+
   struct slot {
-    std::once_flag once;
+    std::mutex mutex;
     host_worker* worker = nullptr;
+    bool final_failure = false;
+    int failures = 0;
+    std::chrono::steady_clock::time_point last_attempt;
   };
   std::vector<int> devices_;
   int count_;
@@ -478,6 +506,9 @@ std::mutex& host_calls() {
   static auto* m = new std::mutex();
   return *m;
 }
+
+// admit()'s reason when no worker exists because their buffers could not be allocated.
+constexpr const char* kNoMemoryForWorkers = "host path unavailable: out of device memory";
 
 // Doubles to bytes for the memory rule, saturating (a call that large is refused anyway).
 size_t to_bytes(double x) {
@@ -499,8 +530,12 @@ std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, 
   std::vector<host_worker*> crew;
   *why = "host path unavailable";
   for (int i = 0; i < set.count() && static_cast<int>(crew.size()) < wanted; ++i) {
-    host_worker* w = set.at(i);
-    if (w == nullptr) continue;
+    bool out_of_memory = false;
+    host_worker* w = set.at(i, &out_of_memory);
+    if (w == nullptr) {
+      if (crew.empty() && out_of_memory) *why = kNoMemoryForWorkers;
+      continue;
+    }
     auto it = std::find_if(gpus.begin(), gpus.end(),
                            [&](const gpu_budget& b) { return b.device == w->device(); });
     if (it == gpus.end()) {
@@ -590,8 +625,10 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     const std::vector<host_worker*> crew =
         admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);
     if (crew.empty()) {
-      const outcome o = std::strcmp(why, "host path unavailable") == 0 ? outcome::fallback
-                                                                       : outcome::native;
+      const outcome o =
+          std::strcmp(why, "host path unavailable") == 0 || why == kNoMemoryForWorkers
+              ? outcome::fallback
+              : outcome::native;
       log_call({entry, g.m, g.n, g.k, o, why, 0, pred.native_ms, pred.emulated_ms, seconds()});
       return result;
     }
