@@ -12,6 +12,7 @@
 #include "common/logging.hpp"
 #include "core/moduli.hpp"
 #include "engine/handle_context.hpp"
+#include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -133,6 +134,9 @@ config load() {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
       invalid("OZDGEMM_HOST_FAIL_AFTER", v, "tiles or tiles@worker", "no injected failure");
   }
+  // Read by the engine, which the C API reaches without this file: one reading, one warning
+  // for an invalid value (the same wording as invalid() above).
+  c.int8_gemm = int8_gemm_setting();
   // The engine enforces it wherever a workspace grows (host path included).
   set_workspace_cap(c.max_workspace);
   return c;

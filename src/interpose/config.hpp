@@ -31,6 +31,8 @@
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
+//   OZDGEMM_INT8_GEMM     cublas | lt: the INT8 GEMMs' backend (cublas; engine/int8_gemm.hpp,
+//                         which reads it, once, for this file and for the C API alike)
 #pragma once
 
 #include <cstddef>
@@ -39,6 +41,7 @@
 
 #include "core/moduli_choice.hpp"
 #include "core/scaling_rules.hpp"
+#include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
 
@@ -71,6 +74,8 @@ struct config {
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;
+  // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
+  int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;
 };
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
