@@ -137,6 +137,9 @@ struct plan {
   bool usable = false;       // false: cuBLASLt offers nothing here; cublasGemmEx serves it
   bool provisional = false;  // the heuristic's first where timing is owed (see the header)
   mutable std::atomic<bool> warned{false};
+  // cuBLASLt does not promise that a descriptor may be read by two calls at once; launches of
+  // one shape from several threads take turns (a launch is microseconds, the GEMM runs after).
+  mutable std::mutex use;
 
   plan() = default;
   plan(const plan&) = delete;
@@ -361,8 +364,7 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
     }
     // Documented by cuBLAS: a cublasHandle_t may stand for a cublasLtHandle_t.
     const auto lt_handle = reinterpret_cast<cublasLtHandle_t>(handle);
-    plan_key key{0,       s.m,          s.n,          s.k,          s.lda,
-                 s.ldb,   s.ldc,        s.batch,      s.stride_a,   s.stride_b,
+    plan_key key{0, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch, s.stride_a, s.stride_b,
                  s.stride_c, alignment(a), alignment(b), alignment(c), workspace_bytes};
     if (cudaGetDevice(&key.device) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -376,7 +378,14 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
         const bool timed = large && !accumulate && !captured;
         p = publish(key, make_plan(*lt, lt_handle, key, s, large, timed, a, b, c, workspace,
                                    workspace_bytes, stream));
-        if (p == nullptr) return fall_back(nullptr, s, "cuBLASLt plan cache full");
+        if (p == nullptr) {  // said once per process
+          static std::atomic<bool> said{false};
+          if (said.exchange(true)) {
+            n_fallbacks.fetch_add(1, std::memory_order_relaxed);
+            return false;
+          }
+          return fall_back(nullptr, s, "cuBLASLt plan cache full (4096 GEMM shapes)");
+        }
       }
     }
     if (!p->usable) {
@@ -384,11 +393,12 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
       return false;  // said when the plan was made
     }
     const int32_t one = 1, zero = 0;
-    const cublasStatus_t st =
-        take_injected_failure()
-            ? CUBLAS_STATUS_EXECUTION_FAILED
-            : lt->matmul(lt_handle, p->desc, &one, a, p->la, b, p->lb, accumulate ? &one : &zero,
-                         c, p->lc, c, p->lc, &p->algo, workspace, workspace_bytes, stream);
+    cublasStatus_t st = CUBLAS_STATUS_EXECUTION_FAILED;
+    if (!take_injected_failure()) {
+      std::lock_guard<std::mutex> lock(p->use);
+      st = lt->matmul(lt_handle, p->desc, &one, a, p->la, b, p->lb, accumulate ? &one : &zero, c,
+                      p->lc, c, p->lc, &p->algo, workspace, workspace_bytes, stream);
+    }
     if (st != CUBLAS_STATUS_SUCCESS)
       return fall_back(p.get(), s,
                        (std::string("cublasLtMatmul failed: ") + cublas_status_string(st)).c_str());
