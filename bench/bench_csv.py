@@ -70,8 +70,8 @@ def moduli_of(row):
 
 
 def method_label(row):
-    if is_oz(row):
-        return f"ozdgemm s={row.get('moduli') or '?'} {row.get('mode') or '?'}"
+    if is_oz(row) or row.get("method") == "ozdgemm_lt":
+        return f"{row.get('method')} s={row.get('moduli') or '?'} {row.get('mode') or '?'}"
     return row.get("method") or "?"
 
 

@@ -7,7 +7,9 @@
 // adaptive rep count, inputs rotated when a set fits in L2), effective TFLOPS = 2mnk / median,
 // speedup over native, the peak ozdgemm workspace, and the errors against a double-double host
 // reference on --samples random (i, j) positions. With --stages, a separate instrumented run
-// gives the stage split of each ozdgemm configuration. --dry-run prints the plan and a time
+// gives the stage split of each ozdgemm configuration. --int8-gemm cublas,lt runs each ozdgemm
+// configuration with both INT8 GEMM backends (engine/int8_gemm.hpp), as methods "ozdgemm" and
+// "ozdgemm_lt", side by side on the same inputs. --dry-run prints the plan and a time
 // estimate without touching the GPU (run_bench.sh budgets its presets with it).
 //
 // Helpers live in bench/common/: bench_cuda (RAII, timing loop), bench_inputs (inputs,
@@ -50,6 +52,8 @@ struct bench_args {
   std::vector<shape> shapes{{4096, 4096, 4096}};
   std::vector<int> moduli{14, 16, 18, 20};
   std::vector<scaling_mode> modes{scaling_mode::fast, scaling_mode::accurate};
+  // Default: the one OZDGEMM_INT8_GEMM selects (cublas unless set).
+  std::vector<int8_gemm_backend> gemms{ozdgemm::detail::int8_gemm_setting()};
   double phi = 0.5;
   timing_policy timing;
   int stage_reps = 5;
@@ -68,6 +72,9 @@ constexpr const char* kUsage =
     "  --shapes 4096,8192x8192x4096   square n or MxNxK, comma-separated (default 4096)\n"
     "  --moduli 14,16,8-12            moduli counts, lists and ranges (default 14,16,18,20)\n"
     "  --modes fast,accurate          ozdgemm scaling modes (default both)\n"
+    "  --int8-gemm cublas,lt          ozdgemm's INT8 GEMM backends, one row each (default:\n"
+    "                                 OZDGEMM_INT8_GEMM's, cublas unless set); lt rows are\n"
+    "                                 method ozdgemm_lt in the CSV\n"
     "  --phi 0.5                      inputs (U-0.5)*exp(phi*N(0,1))\n"
     "  --reps N                       timed calls per method (default adaptive)\n"
     "  --target-ms 1000 --min-reps 5 --max-reps 50\n"
@@ -171,6 +178,14 @@ bench_args parse_args(int argc, char** argv) {
           usage_error("bad mode '" + s + "' (want fast or accurate)");
         }
       }
+    } else if (flag == "--int8-gemm") {
+      a.gemms.clear();
+      for (const auto& s : split(value(), ',')) {
+        int8_gemm_backend b = int8_gemm_backend::cublas;
+        if (!ozdgemm::detail::parse_int8_gemm_backend(s.c_str(), &b))
+          usage_error("bad INT8 GEMM backend '" + s + "' (want cublas or lt)");
+        if (std::find(a.gemms.begin(), a.gemms.end(), b) == a.gemms.end()) a.gemms.push_back(b);
+      }
     } else if (flag == "--phi") {
       a.phi = parse_double(value(), "phi");
     } else if (flag == "--reps") {
@@ -205,8 +220,8 @@ bench_args parse_args(int argc, char** argv) {
       usage_error("unknown argument '" + flag + "'");
     }
   }
-  if (a.shapes.empty() || a.moduli.empty() || a.modes.empty())
-    usage_error("--shapes, --moduli and --modes need at least one value");
+  if (a.shapes.empty() || a.moduli.empty() || a.modes.empty() || a.gemms.empty())
+    usage_error("--shapes, --moduli, --modes and --int8-gemm need at least one value");
   if (a.timing.min_reps > a.timing.max_reps) usage_error("--min-reps exceeds --max-reps");
   return a;
 }
@@ -228,7 +243,10 @@ std::vector<method> plan_methods(const bench_args& args) {
                            scaling_mode::accurate, nullptr});
   }
   for (scaling_mode mode : args.modes)
-    for (int s : args.moduli) out.push_back(method{method_kind::ozdgemm, "ozdgemm", s, mode});
+    for (int s : args.moduli)
+      for (int8_gemm_backend gemm : args.gemms)
+        out.push_back(method{method_kind::ozdgemm, ozdgemm_method_name(gemm), s, mode, nullptr,
+                             gemm});
   return out;
 }
 
@@ -280,7 +298,8 @@ int dry_run(const bench_args& args) {
     for (const method& me : methods) {
       t += model_method_s(me, sh, args);
       if (me.kind == method_kind::ozdgemm)
-        ws_max = std::max(ws_max, double(ozdgemm_workspace_bytes(sh, me.moduli, me.mode)));
+        ws_max = std::max(ws_max,
+                          double(ozdgemm_workspace_bytes(sh, me.moduli, me.mode, me.gemm)));
     }
     std::printf("  %-20s ~%7.1f s  native call ~%.3f ms; inputs %.0f MB; ozdgemm workspace "
                 "<= %.0f MB\n",
@@ -364,7 +383,12 @@ void run_shape(const shape& sh, bench_context& cx) {
     opts.num_moduli = me.moduli;
     opts.scaling =
         me.mode == scaling_mode::fast ? ozdgemm::scaling::fast : ozdgemm::scaling::accurate;
-    if (is_oz) row.workspace_bytes = double(ozdgemm_workspace_bytes(sh, me.moduli, me.mode));
+    if (is_oz) {
+      row.workspace_bytes = double(ozdgemm_workspace_bytes(sh, me.moduli, me.mode, me.gemm));
+      // ozdgemm::dgemm reads the process-wide backend (the engine's; this program is single-
+      // threaded and no call is in flight here).
+      ozdgemm::detail::set_int8_gemm_setting(me.gemm);
+    }
 
     auto enqueue = [&](int copy) -> std::string {
       const input_set& in = sets[copy];
@@ -429,8 +453,8 @@ void run_shape(const shape& sh, bench_context& cx) {
       recover(stream);
       if (args.stages) {
         progress(cx, sh, label(me) + " stage split");
-        row.stages = measure_stages(sh, sets[0], me.moduli, me.mode, args.stage_reps, stream,
-                                    cx.stage_private);
+        row.stages = measure_stages(sh, sets[0], me.moduli, me.mode, me.gemm, args.stage_reps,
+                                    stream, cx.stage_private);
         if (row.stages.error.empty()) {
           std::fprintf(stderr, " prep %.3f ms, gemm %.3f ms, reduction fused, crt %.3f ms\n",
                        row.stages.prep, row.stages.gemm, row.stages.crt);

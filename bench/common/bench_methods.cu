@@ -11,9 +11,13 @@
 
 namespace ozdgemm::bench {
 
+const char* ozdgemm_method_name(int8_gemm_backend gemm) {
+  return gemm == int8_gemm_backend::lt ? "ozdgemm_lt" : "ozdgemm";
+}
+
 std::string label(const method& me) {
   if (me.kind != method_kind::ozdgemm) return me.name;
-  return "ozdgemm s=" + std::to_string(me.moduli) + " " + mode_name(me.mode);
+  return me.name + " s=" + std::to_string(me.moduli) + " " + mode_name(me.mode);
 }
 
 std::string configure_cublas_emulation(cublasHandle_t h, bool fixed, int bits) {
@@ -37,17 +41,19 @@ std::string configure_cublas_emulation(cublasHandle_t h, bool fixed, int bits) {
   return e;
 }
 
-size_t ozdgemm_workspace_bytes(const shape& sh, int moduli, scaling_mode mode) {
-  return detail::emulation_workspace_bytes(sh.m, sh.n, sh.k, moduli, mode);
+size_t ozdgemm_workspace_bytes(const shape& sh, int moduli, scaling_mode mode,
+                               int8_gemm_backend gemm) {
+  return detail::emulation_workspace_bytes(sh.m, sh.n, sh.k, moduli, mode, gemm);
 }
 
 stage_split measure_stages(const shape& sh, const input_set& in, int moduli, scaling_mode mode,
-                           int reps, cudaStream_t stream, cublasHandle_t private_handle) {
+                           int8_gemm_backend gemm, int reps, cudaStream_t stream,
+                           cublasHandle_t private_handle) {
   namespace d = ozdgemm::detail;
   stage_split out;
   out.measured = true;
   try {
-    device_array<char> ws(ozdgemm_workspace_bytes(sh, moduli, mode));
+    device_array<char> ws(ozdgemm_workspace_bytes(sh, moduli, mode, gemm));
     event_pool ev(4);
     // Members are set by name after value-initialisation, so fields the engine adds later
     // keep their defaults here.
@@ -71,6 +77,7 @@ stage_split measure_stages(const shape& sh, const input_set& in, int moduli, sca
     call.stream = stream;
     call.int8_handle = private_handle;
     call.events = &se;
+    call.int8_gemm = gemm;
     std::vector<double> prep, gemm, crt;
     for (int r = 0; r <= reps; ++r) {
       d::enqueue_emulation(call, ws.get());

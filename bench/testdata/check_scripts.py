@@ -104,6 +104,14 @@ def check_program(bench, tmp):
              "--cublas-emu", "--stages"])
     check(r.returncode == 0 and "2 shapes x 29 methods" in r.stdout
           and "estimated total:" in r.stdout, f"--dry-run plans 2 shapes x 29 methods: {r.stdout}")
+    # Both INT8 GEMM backends: every ozdgemm configuration twice (2 modes x 13 s x 2 + native).
+    r = run([bench, "--dry-run", "--shapes", "1024", "--moduli", "8-20", "--int8-gemm",
+             "cublas,lt"])
+    check(r.returncode == 0 and "1 shapes x 53 methods" in r.stdout,
+          f"--int8-gemm cublas,lt plans 53 methods: {r.stdout}")
+    r = run([bench, "--int8-gemm", "cublas,fastest"])
+    check(r.returncode == 1 and "bad INT8 GEMM backend 'fastest'" in r.stderr,
+          "a bad --int8-gemm exits 1")
     env = dict(os.environ, OZDGEMM_BENCH=bench, OUT=os.path.join(tmp, "out"))
     r = run(["bash", os.path.join(BENCH_DIR, "run_bench.sh"), "--preset", "full", "--dry-run"],
             env=env)

@@ -131,8 +131,10 @@ ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
   const scaling_mode mode = to_mode(options.scaling);
+  // The INT8 GEMM backend, once: the workspace is sized for the backend the call then uses.
+  const int8_gemm_backend gemm = int8_gemm_setting();
   size_t ws_bytes = 0;
-  if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes)) {
+  if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes, gemm)) {
     logger().info("ozdgemm_dgemm: m={} n={} k={} needs more workspace than can be addressed",
                   m, n, k);
     return OZDGEMM_STATUS_ALLOC_FAILED;
@@ -168,6 +170,7 @@ ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     void* ws = ctx->workspace(ws_bytes);
     device_gemm call{p, a_arg, b_arg, options.num_moduli, mode, stream, ctx->cublas(), nullptr};
     call.target = target;
+    call.int8_gemm = gemm;
     s = enqueue_emulation(call, ws, &choice);
     ctx->end();
   }

@@ -10,6 +10,7 @@
 #include "common/fault_injection.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
+#include "engine/int8_gemm.hpp"
 #include "crt.cuh"
 #include "residues.cuh"
 #include "scaling.cuh"
@@ -93,6 +94,8 @@ struct layout {
   int32_t* prod;  // [s][n_pad][m_pad]
   long long* col_max;  // auto, accurate: [n]
   int* head_all;       // auto, accurate: [19][n]
+  char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
+  size_t lt_ws_bytes;
   size_t total_bytes;
   bool fits;  // false: some size overflowed; nothing above may be used
 };
@@ -101,9 +104,10 @@ struct layout {
 // not be allocated anyway.
 constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
-// `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged).
+// `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged);
+// `gemm` (resolved) the INT8 GEMM backend's workspace, last.
 layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                   bool automatic = false) {
+                   bool automatic, int8_gemm_backend gemm) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   layout L{};
   if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
@@ -150,25 +154,11 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
     L.col_max = c.take<long long>(n);
     L.head_all = c.take<int>(c.count(kSpan, n));
   }
+  L.lt_ws_bytes = int8_gemm_workspace_bytes(gemm, L.m_pad, L.n_pad);
+  if (L.lt_ws_bytes != 0) L.lt_ws = c.take<char>(static_cast<int64_t>(L.lt_ws_bytes));
   L.total_bytes = c.used();
   L.fits = c.ok();
   return L;
-}
-
-// INT8 x INT8 -> INT32, C = A^T B (+ C when accumulate), over `batch` planes, for one k-block.
-// All leading dimensions and offsets are multiples of 16 (tensor-core alignment).
-void int8_gemm(cublasHandle_t h, int64_t m_pad, int64_t n_pad, int64_t k0, int64_t klen,
-               int64_t k_pad, const int8_t* a, const int8_t* b, int32_t* c, int batch,
-               bool accumulate) {
-  static const int32_t one = 1, zero = 0;
-  if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
-    throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
-  OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
-      h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
-      static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), m_pad * k_pad,
-      b + k0, CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c,
-      CUDA_R_32I, static_cast<int>(m_pad), m_pad * n_pad, batch, CUBLAS_COMPUTE_32I,
-      CUBLAS_GEMM_DEFAULT));
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
@@ -232,19 +222,20 @@ bool stream_capturing(cudaStream_t stream) {
 }  // namespace
 
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                               scaling_mode mode, size_t* bytes) noexcept {
+                               scaling_mode mode, size_t* bytes,
+                               int8_gemm_backend gemm) noexcept {
   const bool automatic = num_moduli == kAutoModuli;
-  const layout L =
-      make_layout(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode, automatic);
+  const layout L = make_layout(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode,
+                               automatic, resolve_int8_gemm(gemm));
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
 }
 
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                 scaling_mode mode) {
+                                 scaling_mode mode, int8_gemm_backend gemm) {
   size_t bytes = 0;
-  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes))
+  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes, gemm))
     throw std::length_error("emulation workspace size overflows");
   return bytes;
 }
@@ -268,10 +259,12 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // Auto: the layout of s = 20 (its s-dependent arrays hold any s <= 20 at the same offsets,
   // plane t at t times the plane size), and the table of the chosen s once it is known.
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.num_moduli);
+  const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
   const layout L = make_layout(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s,
-                               call.mode, automatic);
+                               call.mode, automatic, gemm);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
+  const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
   const double* alpha_dev = call.alpha.dev;
   stage_events* ev = call.events;
   const bool prepare_a = !call.reuse_a;
@@ -315,7 +308,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     for (int64_t blk = 0; blk < L.nblk; ++blk) {
       const int64_t k0 = blk * kKBlock;
       const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-      int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.bound_a, L.bound_b,
+      int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.bound_a, L.bound_b,
                 L.bound_u + blk * L.m_pad * L.n_pad, 1, false);
     }
     if (!automatic) {
@@ -360,11 +353,11 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
       OZDGEMM_CHECK_LAUNCH();
     }
     if (batched_gemms(call.batching, L.m_pad, L.n_pad, L.k_pad)) {
-      int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
+      int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
                 s, blk > 0);
     } else {
       for (int t = 0; t < s; ++t)
-        int8_gemm(call.int8_handle, L.m_pad, L.n_pad, k0, klen, L.k_pad,
+        int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad,
                   L.res_a + t * L.m_pad * L.k_pad, L.res_b + t * L.n_pad * L.k_pad,
                   L.prod + t * L.m_pad * L.n_pad, 1, blk > 0);
     }

@@ -16,6 +16,7 @@
 #include "core/moduli_choice.hpp"
 #include "core/scalar.hpp"
 #include "core/scaling_rules.hpp"
+#include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
 
@@ -54,17 +55,25 @@ struct device_gemm {
   bool reuse_a = false;
   // Read only when num_moduli == kAutoModuli.
   accuracy_target target{};
+  // Which backend runs the INT8 GEMMs (engine/int8_gemm.hpp); `setting` is resolved once per
+  // call. The workspace must have been sized for the same backend (it adds the lt backend's
+  // workspace), see emulation_workspace_bytes.
+  int8_gemm_backend int8_gemm = int8_gemm_backend::setting;
 };
 
 // Workspace the call needs, in bytes (kAutoModuli: the workspace of s = 20 plus the model's
 // arrays; the choice comes after the scaling pass, whose results must stay where they are).
 // The sizes may come from callers: false when the count overflows (or exceeds PTRDIFF_MAX),
-// checked before anything is allocated.
+// checked before anything is allocated. `gemm` is the call's INT8 GEMM backend (`setting`:
+// the process-wide one now): the lt backend's workspace comes last, after every other array,
+// so the cublas layout is unchanged and A's arrays keep their offsets (reuse_a).
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                               scaling_mode mode, size_t* bytes) noexcept;
+                               scaling_mode mode, size_t* bytes,
+                               int8_gemm_backend gemm = int8_gemm_backend::setting) noexcept;
 // The same for sizes known to fit; throws std::length_error when they do not.
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                 scaling_mode mode);
+                                 scaling_mode mode,
+                                 int8_gemm_backend gemm = int8_gemm_backend::setting);
 
 // Enqueues the whole pipeline and returns the moduli count used: call.num_moduli, or for
 // kAutoModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the stream is being

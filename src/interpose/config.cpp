@@ -13,6 +13,7 @@
 #include "common/logging.hpp"
 #include "core/moduli.hpp"
 #include "engine/handle_context.hpp"
+#include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -139,6 +140,9 @@ config load() {
     if (parse_long(v, &x) && x >= 1 && x <= 65536) c.procs_per_gpu = static_cast<int>(x);
     else invalid("OZDGEMM_PROCS_PER_GPU", v, "an integer in 1..65536", "the launcher's count");
   }
+  // Read by the engine, which the C API reaches without this file: one reading, one warning
+  // for an invalid value (the same wording as invalid() above).
+  c.int8_gemm = int8_gemm_setting();
   // The engine enforces it wherever a workspace grows (host path included).
   set_workspace_cap(c.max_workspace);
   return c;

@@ -34,6 +34,8 @@
 //   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
 //                         the workspaces (unset: from the launcher's local size;
 //                         interpose/device_select)
+//   OZDGEMM_INT8_GEMM     cublas | lt: the INT8 GEMMs' backend (cublas; engine/int8_gemm.hpp,
+//                         which reads it, once, for this file and for the C API alike)
 #pragma once
 
 #include <cstddef>
@@ -42,6 +44,7 @@
 
 #include "core/moduli_choice.hpp"
 #include "core/scaling_rules.hpp"
+#include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
 
@@ -76,6 +79,8 @@ struct config {
   int host_fail_worker = -1;
   // Processes sharing each GPU (interpose/device_select.hpp); 0: unset (the launcher's count).
   int procs_per_gpu = 0;
+  // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
+  int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;
 };
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with

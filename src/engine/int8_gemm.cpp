@@ -1,0 +1,106 @@
+#include "engine/int8_gemm.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "common/cublas_api.hpp"
+#include "common/env.hpp"
+#include "common/error.hpp"
+#include "common/fault_injection.hpp"
+#include "common/logging.hpp"
+#include "engine/int8_gemm_lt.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+// The lt backend's workspace: the 64 MiB the probe allowed where its gains were measured
+// (bench/results/2026-11-29_h200_2d0a646_int8_probe: from 4096^3 up, where one INT32 product
+// plane is 64 MiB or more), and one product plane's size below that, at least 4 MiB, so that
+// small calls do not reserve 64 MiB for nothing.
+constexpr size_t kLtWorkspaceMax = size_t{64} << 20;
+constexpr size_t kLtWorkspaceMin = size_t{4} << 20;
+
+std::atomic<int> forced{static_cast<int>(int8_gemm_backend::setting)};
+
+int8_gemm_backend from_env() noexcept {
+  static const int8_gemm_backend b = int8_gemm_from_env_value(setting_env("OZDGEMM_INT8_GEMM"));
+  return b;
+}
+
+}  // namespace
+
+bool parse_int8_gemm_backend(const char* s, int8_gemm_backend* out) noexcept {
+  if (s == nullptr) return false;
+  if (std::strcmp(s, "cublas") == 0) {
+    *out = int8_gemm_backend::cublas;
+    return true;
+  }
+  if (std::strcmp(s, "lt") == 0) {
+    *out = int8_gemm_backend::lt;
+    return true;
+  }
+  return false;
+}
+
+const char* to_string(int8_gemm_backend b) noexcept {
+  switch (b) {
+    case int8_gemm_backend::setting: return "setting";
+    case int8_gemm_backend::cublas: return "cublas";
+    case int8_gemm_backend::lt: return "lt";
+  }
+  return "?";
+}
+
+int8_gemm_backend int8_gemm_from_env_value(const char* value) noexcept {
+  int8_gemm_backend b = int8_gemm_backend::cublas;
+  if (value == nullptr || parse_int8_gemm_backend(value, &b)) return b;
+  try {  // the wording of interpose/config.cpp's other settings
+    logger().warn("OZDGEMM_INT8_GEMM='{}' is invalid (expected cublas|lt); using cublas", value);
+  } catch (...) {
+  }
+  return int8_gemm_backend::cublas;
+}
+
+int8_gemm_backend int8_gemm_setting() noexcept {
+  const auto f = static_cast<int8_gemm_backend>(forced.load(std::memory_order_relaxed));
+  return f != int8_gemm_backend::setting ? f : from_env();
+}
+
+void set_int8_gemm_setting(int8_gemm_backend b) noexcept {
+  forced.store(static_cast<int>(b), std::memory_order_relaxed);
+}
+
+size_t int8_gemm_workspace_bytes(int8_gemm_backend resolved, int64_t m_pad,
+                                 int64_t n_pad) noexcept {
+  if (resolved != int8_gemm_backend::lt) return 0;
+  // In double: m_pad n_pad may not fit in 64 bits; a multiple of 1024 when it matters (both
+  // are multiples of 16), so the result keeps the workspace's 256-byte alignment.
+  const double plane = 4.0 * static_cast<double>(m_pad) * static_cast<double>(n_pad);
+  if (plane >= static_cast<double>(kLtWorkspaceMax)) return kLtWorkspaceMax;
+  if (plane <= static_cast<double>(kLtWorkspaceMin)) return kLtWorkspaceMin;
+  return static_cast<size_t>(plane);
+}
+
+void int8_gemm(const int8_gemm_target& t, int64_t m_pad, int64_t n_pad, int64_t k0,
+               int64_t klen, int64_t k_pad, const int8_t* a, const int8_t* b, int32_t* c,
+               int batch, bool accumulate) {
+  static const int32_t one = 1, zero = 0;
+  if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
+    throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
+  if (t.backend == int8_gemm_backend::lt) {
+    const lt_gemm_shape shape{m_pad, n_pad, klen, k_pad, k_pad, m_pad,
+                              batch, m_pad * k_pad, n_pad * k_pad, m_pad * n_pad};
+    if (lt_int8_gemm(t.handle, t.stream, shape, a + k0, b + k0, c, accumulate, t.lt_workspace,
+                     t.lt_workspace_bytes))
+      return;
+    // Not served (logged there); nothing that changes C was enqueued: cublasGemmEx below.
+  }
+  OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
+      t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
+      static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), m_pad * k_pad,
+      b + k0, CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c,
+      CUDA_R_32I, static_cast<int>(m_pad), m_pad * n_pad, batch, CUBLAS_COMPUTE_32I,
+      CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace ozdgemm::detail

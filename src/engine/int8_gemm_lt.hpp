@@ -1,0 +1,61 @@
+// The cuBLASLt backend of the INT8 GEMM stage (engine/int8_gemm.hpp): one plan per
+// (device, GEMM shape), made once and cached for the life of the process:
+//   - a matmul description (INT32 compute and scale, A transposed), the three matrix layouts
+//     (strided batch included) and the algorithm;
+//   - the algorithm is cublasLtMatmulAlgoGetHeuristic's first for the workspace the engine
+//     reserved (int8_gemm_workspace_bytes) and the operands' actual alignment; for large GEMMs
+//     (kTimedWork multiply-adds or more) the heuristic's first kTimedCandidates are timed once
+//     on the caller's stream and the fastest kept (bench/results/2026-11-29_h200_2d0a646_
+//     int8_probe: the heuristic's #2 was 1.105x faster than its #0 at 16384^3).
+// Timing runs the candidates into C with beta = 0, so it happens only on a call that
+// overwrites C (not an accumulating k-block), never while the stream is being captured into a
+// CUDA graph, and costs one host synchronisation per timed shape. A shape first seen under
+// capture (or accumulating) gets the heuristic's first, marked to be timed by the next call
+// that can. Steady state: a map lookup under a mutex, then one cublasLtMatmul on the caller's
+// stream; no host synchronisation, nothing allocated, capturable.
+//
+// The cuBLASLt handle is the private cuBLAS handle, cast: cuBLAS documents that any valid
+// cublasHandle_t may be used in place of a cublasLtHandle_t. libcublasLt.so.13 is loaded on
+// first use with dlopen (libozdgemm.so does not NEED cuBLAS, common/cublas_api.hpp); loaded
+// already as libcublas's dependency.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ozdgemm::detail {
+
+// One INT8 GEMM as the engine issues it: C (m x n, ldc) = A^T B, A stored k x m (lda),
+// B stored k x n (ldb), column-major, `batch` planes `stride_*` elements apart.
+struct lt_gemm_shape {
+  int64_t m, n, k, lda, ldb, ldc;
+  int batch;
+  int64_t stride_a, stride_b, stride_c;
+};
+
+// Runs the GEMM through cuBLASLt on `stream` with the workspace given; false when the lt
+// backend could not serve it (cuBLASLt missing, no algorithm, or a failed call: logged, at
+// warn level the first time per shape), and then C holds what it held before, or (after a
+// timing, which only happens when C is to be overwritten) A^T B: the caller runs cublasGemmEx
+// instead, which writes the same bits either way. Never throws.
+bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shape& shape,
+                  const int8_t* a, const int8_t* b, int32_t* c, bool accumulate, void* workspace,
+                  size_t workspace_bytes) noexcept;
+
+// Process-wide counts, for the tests (that the lt backend really ran) and the debug log.
+struct lt_counts {
+  long long matmuls;    // cublasLtMatmul calls that served a GEMM
+  long long fallbacks;  // GEMMs the lt backend handed back to cublasGemmEx
+  long long plans;      // plans made (a re-timed plan counts again)
+  long long timed;      // plans whose algorithm was chosen by timing
+};
+lt_counts lt_counts_now() noexcept;
+
+// Test-only: the next `count` GEMMs the lt backend would serve fail as if cublasLtMatmul had
+// refused them (before anything is enqueued), to prove the fallback.
+void lt_fail_next_for_testing(int count) noexcept;
+
+}  // namespace ozdgemm::detail
