@@ -91,7 +91,11 @@ run_gtests() {
     local t i=0
     for t in $("$gtests" --gtest_list_tests --gtest_filter="$race_kblocked" |
                awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}'); do
-      gtest_run "racecheck_kblocked_$((i++))" racecheck "$t" &
+      # The name is formed here: an expansion in a background command runs in its subshell,
+      # so $((i++)) there never advanced i (every run wrote racecheck_kblocked_0.log).
+      local name="racecheck_kblocked_$i"
+      i=$((i + 1))
+      gtest_run "$name" racecheck "$t" &
       [[ ${SANITIZE_PARALLEL:-1} == 1 ]] || wait
     done
   else

@@ -431,44 +431,39 @@ class worker_set {
   int count() const { return count_; }
   int device_of(int i) const { return devices_[static_cast<size_t>(i) % devices_.size()]; }
 
-  // Worker i, or nullptr when it could not be created. A creation that failed for want of
-  // memory (cudaMalloc, cudaMallocHost or cublasCreate: a passing state when processes share
-  // the GPU) is tried again on a later call, at most once a second, and *out_of_memory is set;
-  // any other failure is final. Logged at error the first time, at debug after that.
+  // Worker i, or nullptr when it could not be created (logged once; *out_of_memory says
+  // whether that was for want of memory). Not tried again: a run (bench/results/
+  // 2026-11-29_h200_74dd0fc_session4) that re-tried a creation that had run out of memory once
+  // a second, with 8 processes sharing 8 GiB, had the applications' own cuBLAS calls fail in 4
+  // of 8 processes, against none without re-trying (bench/results/
+  // 2026-11-29_h200_e743779_share_accuracy): the attempts take memory the others need.
   host_worker* at(int i, bool* out_of_memory) {
     slot& s = slots_[static_cast<size_t>(i)];
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.worker != nullptr || s.final_failure) return s.worker;
-    const auto now = std::chrono::steady_clock::now();
-    if (s.failures > 0 && now - s.last_attempt < std::chrono::seconds(1)) {
-      *out_of_memory = true;
-      return nullptr;
-    }
-    s.last_attempt = now;
-    const int device = device_of(i);
-    try {
-      device_guard guard(device);
-      s.worker = new host_worker(i, device, threads_);
-      if (count_ == 1)
-        logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
-                      s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
-      else
-        logger().info("host path worker {} of {} on GPU {}: {} packing threads, {} MiB pinned "
-                      "staging",
-                      i, count_, device, s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
-    } catch (const std::exception& e) {
-      const bool memory = is_allocation_failure(e);
-      s.final_failure = !memory;
-      const spdlog::level::level_enum level =
-          s.failures++ == 0 ? spdlog::level::err : spdlog::level::debug;
-      const char* again = memory ? " (out of memory: tried again on a later call)" : "";
-      if (count_ == 1)
-        logger().log(level, "host path unavailable: {}{}", e.what(), again);
-      else
-        logger().log(level, "host path worker {} on GPU {} unavailable: {}{}", i, device, e.what(),
-                     again);
-      *out_of_memory = memory;
-    }
+    std::call_once(s.once, [&] {
+      const int device = device_of(i);
+      try {
+        device_guard guard(device);
+        s.worker = new host_worker(i, device, threads_);
+        if (count_ == 1)
+          logger().info("host path on GPU {}: {} packing threads, {} MiB pinned staging", device,
+                        s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+        else
+          logger().info("host path worker {} of {} on GPU {}: {} packing threads, {} MiB pinned "
+                        "staging",
+                        i, count_, device, s.worker->threads(), 4 * kChunk * sizeof(double) >> 20);
+      } catch (const std::exception& e) {
+        // Running out of memory is a state of the machine, not a fault: warn, not error.
+        s.out_of_memory = is_allocation_failure(e);
+        const spdlog::level::level_enum level =
+            s.out_of_memory ? spdlog::level::warn : spdlog::level::err;
+        if (count_ == 1)
+          logger().log(level, "host path unavailable: {}", e.what());
+        else
+          logger().log(level, "host path worker {} on GPU {} unavailable: {}", i, device,
+                       e.what());
+      }
+    });
+    *out_of_memory = s.out_of_memory;
     return s.worker;
   }
 
@@ -483,11 +478,9 @@ class worker_set {
   }
 
   struct slot {
-    std::mutex mutex;
+    std::once_flag once;
     host_worker* worker = nullptr;
-    bool final_failure = false;
-    int failures = 0;
-    std::chrono::steady_clock::time_point last_attempt;
+    bool out_of_memory = false;  // why worker is null, when it is
   };
   std::vector<int> devices_;
   int count_;

@@ -171,7 +171,7 @@ void worker(int id, std::vector<problem>& probs, std::chrono::steady_clock::time
                                           p.lda, p.db, p.ldb, &beta, dc, p.m);
     ++device_calls;
     if (st != CUBLAS_STATUS_SUCCESS) {
-      fail("cublasDgemm status", id, w);
+      fail("cublasDgemm status", id, w, cublasGetStatusString(st));
       continue;
     }
     cudaMemcpyAsync(c.data(), dc, p.c0.size() * 8, cudaMemcpyDeviceToHost, stream);
