@@ -170,7 +170,8 @@ void fuzz_argument_checks(reader& r) {
   const int64_t lda = pick_size(r), ldb = pick_size(r), ldc = pick_size(r);
   // Only values inside the enums' ranges: C may pass any int, but C++ code (this target and
   // the library) reading an enum outside its range is undefined behaviour that UBSan reports.
-  ozdgemm_options_t o{static_cast<int>(r.u8() % 24), static_cast<ozdgemm_scaling_t>(r.u8() % 2)};
+  ozdgemm_options_t o{static_cast<int>(r.u8() % 24), static_cast<ozdgemm_scaling_t>(r.u8() % 2),
+                      OZDGEMM_ACCURACY_NATIVE};
   const double alpha = pick_scalar(r);
   const double* A = pick_pointer(r, 0);
   const double* B = pick_pointer(r, 1);
@@ -339,7 +340,8 @@ void fuzz_reference(reader& r) {
   const int64_t ldb = std::max<int64_t>(1, rb) + r.u8() % 3;
   const int64_t ldc = std::max<int64_t>(1, m) + r.u8() % 3;
   const ozdgemm_options_t o{2 + r.u8() % 19,
-                            r.u8() % 2 ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE};
+                            r.u8() % 2 ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
+                            OZDGEMM_ACCURACY_NATIVE};
   const double alpha = pick_scalar(r), beta = pick_scalar(r);
   std::vector<double> A(std::max<int64_t>(1, lda * ca)), B(std::max<int64_t>(1, ldb * cb)),
       C(std::max<int64_t>(1, ldc * n));
