@@ -22,6 +22,7 @@
 
 #include "core/element.hpp"
 #include "core/moduli_choice.hpp"
+#include "cpu/auto_eval.hpp"
 #include "cpu/cpu_test_util.hpp"
 #include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
@@ -146,55 +147,26 @@ TEST(PairwiseBound, LowerAndUpperBoundsOnEveryFamily) {
   }
 }
 
-// Everything measured for one input pair: double-double reference, |A||B|, the native
-// stand-in's errors (FP64 triple loop), the emulation's errors per (s, mode) (cached).
-class pair_problem {
+// One input pair measured (tests/cpu/auto_eval.hpp), with the emulation's results per
+// (s, mode) kept (cached) for element-by-element checks.
+class pair_problem : public reference_problem {
  public:
-  explicit pair_problem(operand_pair in) : in_(std::move(in)) {
-    m_ = in_.a.rows;
-    n_ = in_.b.cols;
-    k_ = in_.a.cols;
-    R_ = make_matrix(m_, n_);
-    dd_gemm('N', 'N', m_, n_, k_, 1.0, in_.a.ptr(), in_.a.ld, in_.b.ptr(), in_.b.ld, 0.0,
-            R_.ptr(), R_.ld);
-    ab_.resize(static_cast<size_t>(m_ * n_));
-    abs_product('N', 'N', m_, n_, k_, in_.a.ptr(), in_.a.ld, in_.b.ptr(), in_.b.ld, ab_.data(),
-                m_);
-    host_matrix N = make_matrix(m_, n_);
-    naive_gemm('N', 'N', m_, n_, k_, 1.0, in_.a.ptr(), in_.a.ld, in_.b.ptr(), in_.b.ld, 0.0,
-               N.ptr(), N.ld);
-    native_ = errors(N);
-  }
+  explicit pair_problem(operand_pair in) : reference_problem(std::move(in)) {}
 
-  detail::gemm_problem problem(host_matrix& C) { return problem_of(in_, C); }
-  int64_t k() const { return k_; }
-
-  struct measured {
-    double rel = 0, scaled = 0;
-  };
-  measured errors(const host_matrix& C) const {
-    const error_report rel = max_rel_error(m_, n_, C.ptr(), C.ld, R_.ptr(), R_.ld);
-    const error_report sc =
-        max_scaled_error(m_, n_, C.ptr(), C.ld, R_.ptr(), R_.ld, ab_.data(), m_);
-    measured r{rel.max, sc.max};
-    if (rel.zero_denominator_mismatches != 0 || rel.nonfinite_mismatches != 0) r.rel = INFINITY;
-    if (sc.zero_denominator_mismatches != 0 || sc.nonfinite_mismatches != 0) r.scaled = INFINITY;
-    return r;
-  }
-  const measured& native() const { return native_; }
-  long double abs_dot_at(int64_t i, int64_t j) const { return abs_dot(in_, i, j); }
+  measured errors(const host_matrix& C) const { return measure(C); }
+  long double abs_dot_at(int64_t i, int64_t j) const { return abs_dot(inputs(), i, j); }
 
   const host_matrix& result(int s, scaling_mode mode) {
     const auto key = std::make_pair(s, static_cast<int>(mode));
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    host_matrix C = make_matrix(m_, n_);
+    host_matrix C = make_matrix(m(), n());
     detail::reference_dgemm(problem(C), 1.0, 0.0, s, mode);
     return cache_[key] = std::move(C);
   }
   bool meets_native(int s, scaling_mode mode) {
     const measured e = errors(result(s, mode));
-    return e.rel <= native_.rel && e.scaled <= native_.scaled;
+    return e.rel <= native().rel && e.scaled <= native().scaled;
   }
   int oracle(scaling_mode mode) {
     for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s)
@@ -207,28 +179,24 @@ class pair_problem {
   // truncation error is within bound(i, j) (|A||B|)_ij everywhere.
   template <class Bound>
   double worst_against(const host_matrix& C, Bound bound) const {
-    const long double up = 1.0L + static_cast<long double>(k_ + 2) * std::ldexp(1.0L, -63);
+    const int64_t k = this->k();
+    const long double up = 1.0L + static_cast<long double>(k + 2) * std::ldexp(1.0L, -63);
     double worst = 0;
-    for (int64_t j = 0; j < n_; ++j)
-      for (int64_t i = 0; i < m_; ++i) {
-        const long double ab = abs_dot(in_, i, j) * up;
-        const long double c = C(i, j), r = R_(i, j);
+    for (int64_t j = 0; j < n(); ++j)
+      for (int64_t i = 0; i < m(); ++i) {
+        const long double ab = abs_dot(inputs(), i, j) * up;
+        const long double c = C(i, j), r = reference()(i, j);
         const long double allowed =
             static_cast<long double>(bound(i, j)) * ab +
             2 * kU * (1 + std::ldexp(1.0L, -50)) * std::fabs(c) + kU * std::fabs(r) +
-            static_cast<long double>(k_ + 2) * std::ldexp(1.0L, -100) * ab +
-            static_cast<long double>(k_ + 4) * 2 * std::ldexp(1.0L, -1074);
+            static_cast<long double>(k + 2) * std::ldexp(1.0L, -100) * ab +
+            static_cast<long double>(k + 4) * 2 * std::ldexp(1.0L, -1074);
         worst = std::max(worst, static_cast<double>(std::fabs(c - r) / allowed));
       }
     return worst;
   }
 
  private:
-  operand_pair in_;
-  int64_t m_ = 0, n_ = 0, k_ = 0;
-  host_matrix R_;
-  std::vector<double> ab_;
-  measured native_;
   std::map<std::pair<int, int>, host_matrix> cache_;
 };
 
@@ -355,7 +323,7 @@ TEST(PairwiseChoice, MeetsTheTargetEverywhereAndTable) {
       const bool auto_ok = s_auto == 0 || pr.meets_native(s_auto, mode);
       std::string ratios = "-";
       if (s_pair[3] != 0) {
-        const pair_problem::measured e = pr.errors(pr.result(s_pair[3], mode));
+        const measured e = pr.errors(pr.result(s_pair[3], mode));
         ratios = fmt(e.scaled / pr.native().scaled) + ", " + fmt(e.rel / pr.native().rel);
       }
       auto show = [](int s) { return s == 0 ? std::string("none") : std::to_string(s); };
