@@ -6,26 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
+
+#include "cpu/fake_env.hpp"
 
 namespace ozdgemm::detail {
 namespace {
 
-// An environment snapshot: unset variables are absent.
-class fake_env {
- public:
-  fake_env(std::initializer_list<std::pair<const std::string, std::string>> vars) : vars_(vars) {}
-  std::function<const char*(const char*)> reader() const {
-    return [this](const char* name) -> const char* {
-      const auto it = vars_.find(name);
-      return it == vars_.end() ? nullptr : it->second.c_str();
-    };
-  }
-
- private:
-  std::map<std::string, std::string> vars_;
-};
+using test::fake_env;
 
 TEST(DeviceSelect, OzdgemmDeviceWinsOverEveryLauncher) {
   const fake_env env{{"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"SLURM_LOCALID", "2"}};

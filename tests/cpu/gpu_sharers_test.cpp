@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/fake_env.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/config.hpp"
 #include "interpose/device_select.hpp"
@@ -22,21 +23,7 @@
 namespace ozdgemm::detail {
 namespace {
 
-// An environment snapshot: unset variables are absent.
-class fake_env {
- public:
-  fake_env(std::initializer_list<std::pair<const std::string, std::string>> vars) : vars_(vars) {}
-  void set(const std::string& name, const std::string& value) { vars_[name] = value; }
-  std::function<const char*(const char*)> reader() const {
-    return [this](const char* name) -> const char* {
-      const auto it = vars_.find(name);
-      return it == vars_.end() ? nullptr : it->second.c_str();
-    };
-  }
-
- private:
-  std::map<std::string, std::string> vars_;
-};
+using test::fake_env;
 
 // The launchers' (local rank, local size) pairs, in kLocalRankVariables' order.
 const std::pair<const char*, const char*> kLaunchers[] = {
