@@ -54,6 +54,22 @@ std::string plural(long n, const char* one, const char* many) {
 // workspace is first sized, after CUDA is up anyway).
 [[maybe_unused]] const bool registered = (set_memory_sharers_source(&gpu_sharers), true);
 
+// The process's environment as the pure rules read it: empty counts as unset.
+const char* launcher_env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+// The visible GPUs; 0 when CUDA cannot count them (the error is cleared).
+int visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    count = 0;
+  }
+  return count;
+}
+
 }  // namespace
 
 device_choice choose_device(int configured, const std::function<const char*(const char*)>& env,
@@ -90,16 +106,8 @@ device_choice choose_device(int configured, const std::function<const char*(cons
 int host_device() noexcept {
   static const int device = []() noexcept -> int {
     try {
-      const int configured = settings().device;
-      int count = 0;
-      if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
-      const device_choice c = choose_device(
-          configured,
-          [](const char* name) -> const char* {
-            const char* v = std::getenv(name);
-            return (v != nullptr && *v != '\0') ? v : nullptr;
-          },
-          count);
+      const int count = visible_gpus();
+      const device_choice c = choose_device(settings().device, launcher_env, count);
       if (!c.warning.empty()) logger().warn("GPU selection: {}", c.warning);
       // No GPU, or OZDGEMM_DEVICE out of range: the host path says why it stays on the CPU BLAS.
       if (c.device < count)
@@ -152,11 +160,7 @@ const device_list& host_devices() noexcept {
   static const device_list* list = []() noexcept -> const device_list* {
     try {
       const config& cfg = settings();
-      int count = 0;
-      if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError();
-        count = 0;
-      }
+      const int count = visible_gpus();
       // host_device() logs its own choice; it matters only without OZDGEMM_DEVICES.
       const bool listed = cfg.all_devices || !cfg.devices.empty();
       auto* l = new device_list(  // leaked: read until exit
@@ -288,19 +292,11 @@ unsigned gpu_sharers() noexcept {
   static const unsigned sharers = []() noexcept -> unsigned {
     try {
       const config& cfg = settings();
-      int count = 0;
-      if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError();
-        count = 0;
-      }
-      const auto env = [](const char* name) -> const char* {
-        const char* v = std::getenv(name);
-        return (v != nullptr && *v != '\0') ? v : nullptr;
-      };
+      const int count = visible_gpus();
       // The same choice as host_device() (which logs its own warnings).
-      const device_choice d = choose_device(cfg.device, env, count);
+      const device_choice d = choose_device(cfg.device, launcher_env, count);
       const bool listed = cfg.all_devices || !cfg.devices.empty();
-      const gpu_sharing s = count_sharers(cfg.procs_per_gpu, d, listed, env, count);
+      const gpu_sharing s = count_sharers(cfg.procs_per_gpu, d, listed, launcher_env, count);
       if (!s.warning.empty()) logger().warn("GPU memory share: {}", s.warning);
       const std::string who = s.sharers == 1 ? "1 process uses"
                                              : std::to_string(s.sharers) + " processes share";
