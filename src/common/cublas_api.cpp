@@ -28,20 +28,12 @@ struct entry_points {
   decltype(&cublasDgemm_v2_64) dgemm_64 = nullptr;
 };
 
-// Logging must not throw out of the loader (it runs under noexcept entry points).
-template <class... Args>
-void log_error(const char* format, const Args&... args) noexcept {
-  try {
-    logger().error(fmt::runtime(format), args...);
-  } catch (...) {
-  }
-}
-
 template <class F>
 bool resolve(void* library, const char* name, F* slot) noexcept {
   *slot = reinterpret_cast<F>(dlsym(library, name));
   if (*slot != nullptr) return true;
-  log_error("cuBLAS unavailable: {} has no {}; GEMMs run natively", kLibrary, name);
+  log_nothrow(spdlog::level::err, "cuBLAS unavailable: {} has no {}; GEMMs run natively", kLibrary,
+              name);
   return false;
 }
 
@@ -54,8 +46,9 @@ const entry_points* table() noexcept {
     void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
-      log_error("cuBLAS unavailable: dlopen({}) failed: {}; GEMMs run natively", kLibrary,
-                why != nullptr ? why : "unknown error");
+      log_nothrow(spdlog::level::err,
+                  "cuBLAS unavailable: dlopen({}) failed: {}; GEMMs run natively", kLibrary,
+                  why != nullptr ? why : "unknown error");
       return nullptr;
     }
     static entry_points t;  // constant-initialised, so usable from atexit handlers too

@@ -9,4 +9,15 @@ namespace ozdgemm::detail {
 
 spdlog::logger& logger();
 
+// logger().log(level, ...) that never throws, for loaders and other noexcept paths: a message
+// that cannot be formatted or written is dropped.
+template <class... Args>
+void log_nothrow(spdlog::level::level_enum level, const char* format,
+                 const Args&... args) noexcept {
+  try {
+    logger().log(level, fmt::runtime(format), args...);
+  } catch (...) {
+  }
+}
+
 }  // namespace ozdgemm::detail

@@ -42,27 +42,12 @@ struct lt_api {
   decltype(&cublasLtMatmul) matmul = nullptr;
 };
 
-template <class... Args>
-void log_warn(const char* format, const Args&... args) noexcept {
-  try {
-    logger().warn(fmt::runtime(format), args...);
-  } catch (...) {
-  }
-}
-
-template <class... Args>
-void log_debug(const char* format, const Args&... args) noexcept {
-  try {
-    logger().debug(fmt::runtime(format), args...);
-  } catch (...) {
-  }
-}
-
 template <class F>
 bool resolve(void* library, const char* name, F* slot) noexcept {
   *slot = reinterpret_cast<F>(dlsym(library, name));
   if (*slot != nullptr) return true;
-  log_warn("{} has no {}: OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx", kLtLibrary, name);
+  log_nothrow(spdlog::level::warn, "{} has no {}: OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx",
+              kLtLibrary, name);
   return false;
 }
 
@@ -73,8 +58,9 @@ const lt_api* api() noexcept {
     void* library = dlopen(kLtLibrary, RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
-      log_warn("dlopen({}) failed: {}; OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx",
-               kLtLibrary, why != nullptr ? why : "unknown error");
+      log_nothrow(spdlog::level::warn,
+                  "dlopen({}) failed: {}; OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx",
+                  kLtLibrary, why != nullptr ? why : "unknown error");
       return nullptr;
     }
     static lt_api t;
@@ -303,10 +289,11 @@ std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasLtHandle_t handle,
                                                          kTimedCandidates)
                                              : 0;
   if (count == 0) {
-    log_warn("cuBLASLt has no algorithm for the INT8 GEMM {}x{}x{} (batch {}, alignment "
-             "{}/{}/{} bytes, workspace {} MiB) on device {}: cublasGemmEx serves it",
-             s.m, s.n, s.k, s.batch, key.align_a, key.align_b, key.align_c, ws_bytes >> 20,
-             key.device);
+    log_nothrow(spdlog::level::warn,
+                "cuBLASLt has no algorithm for the INT8 GEMM {}x{}x{} (batch {}, alignment "
+                "{}/{}/{} bytes, workspace {} MiB) on device {}: cublasGemmEx serves it",
+                s.m, s.n, s.k, s.batch, key.align_a, key.align_b, key.align_c, ws_bytes >> 20,
+                key.device);
     p->warned.store(true);
     return p;
   }
@@ -322,11 +309,12 @@ std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasLtHandle_t handle,
   p->algo = cand[chosen].algo;
   p->usable = true;
   p->provisional = large && !timed;
-  log_debug("INT8 GEMM {}x{}x{} (batch {}) on device {} via cuBLASLt: heuristic's #{} of {} ({})",
-            s.m, s.n, s.k, s.batch, key.device, chosen, count,
-            timed ? fmt::format("timed, {:.3f} ms", best_ms)
-                  : (p->provisional ? std::string("untimed for now: capture or accumulation")
-                                    : std::string("small GEMM, not timed")));
+  log_nothrow(spdlog::level::debug,
+              "INT8 GEMM {}x{}x{} (batch {}) on device {} via cuBLASLt: heuristic's #{} of {} ({})",
+              s.m, s.n, s.k, s.batch, key.device, chosen, count,
+              timed ? fmt::format("timed, {:.3f} ms", best_ms)
+                    : (p->provisional ? std::string("untimed for now: capture or accumulation")
+                                      : std::string("small GEMM, not timed")));
   return p;
 }
 
@@ -343,11 +331,12 @@ bool fall_back(const plan* p, const lt_gemm_shape& s, const char* why) noexcept 
   n_fallbacks.fetch_add(1, std::memory_order_relaxed);
   const bool first = p == nullptr || !p->warned.exchange(true);
   if (first)
-    log_warn("INT8 GEMM {}x{}x{} (batch {}): {}; cublasGemmEx runs it (same result)", s.m, s.n,
-             s.k, s.batch, why);
+    log_nothrow(spdlog::level::warn,
+                "INT8 GEMM {}x{}x{} (batch {}): {}; cublasGemmEx runs it (same result)", s.m, s.n,
+                s.k, s.batch, why);
   else
-    log_debug("INT8 GEMM {}x{}x{} (batch {}): {}; cublasGemmEx runs it", s.m, s.n, s.k, s.batch,
-              why);
+    log_nothrow(spdlog::level::debug, "INT8 GEMM {}x{}x{} (batch {}): {}; cublasGemmEx runs it",
+                s.m, s.n, s.k, s.batch, why);
   return false;
 }
 
