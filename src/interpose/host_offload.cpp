@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -500,7 +499,9 @@ std::mutex& host_calls() {
   return *m;
 }
 
-// admit()'s reason when no worker exists because their buffers could not be allocated.
+// admit()'s reasons when no worker exists (creation failed; for want of memory): the call
+// then counts as a fallback, not as a native decision.
+constexpr const char* kNoWorkers = "host path unavailable";
 constexpr const char* kNoMemoryForWorkers = "host path unavailable: out of device memory";
 
 // Doubles to bytes for the memory rule, saturating (a call that large is refused anyway).
@@ -521,7 +522,7 @@ std::vector<host_worker*> admit(worker_set& set, int wanted, const host_job& j, 
   };
   std::vector<gpu_budget> gpus;
   std::vector<host_worker*> crew;
-  *why = "host path unavailable";
+  *why = kNoWorkers;
   for (int i = 0; i < set.count() && static_cast<int>(crew.size()) < wanted; ++i) {
     bool out_of_memory = false;
     host_worker* w = set.at(i, &out_of_memory);
@@ -619,9 +620,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
         admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);
     if (crew.empty()) {
       const outcome o =
-          std::strcmp(why, "host path unavailable") == 0 || why == kNoMemoryForWorkers
-              ? outcome::fallback
-              : outcome::native;
+          why == kNoWorkers || why == kNoMemoryForWorkers ? outcome::fallback : outcome::native;
       log_call({entry, g.m, g.n, g.k, o, why, 0, pred.native_ms, pred.emulated_ms, seconds()});
       return result;
     }
