@@ -83,39 +83,23 @@ gtest_run() {
 # The runs are independent processes: they go in parallel (SANITIZE_PARALLEL=0: one after
 # another). Each unfiltered k-blocked racecheck test is a run of its own, since one of them
 # alone takes about a minute.
-run_gtests() {
-  gtest_run memcheck memcheck "$filter" &
-  gtest_run synccheck synccheck "$filter" "${ours[@]}" &
-  if ((${#ours[@]})); then
-    gtest_run racecheck racecheck "$race_filter:-$race_kblocked" "${ours[@]}" &
-    local t i=0
-    for t in $("$gtests" --gtest_list_tests --gtest_filter="$race_kblocked" |
-               awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}'); do
-      # The name is formed here: an expansion in a background command runs in its subshell,
-      # so $((i++)) there never advanced i (every run wrote racecheck_kblocked_0.log).
-      local name="racecheck_kblocked_$i"
-      i=$((i + 1))
-      gtest_run "$name" racecheck "$t" &
-      [[ ${SANITIZE_PARALLEL:-1} == 1 ]] || wait
-    done
-  else
-    gtest_run racecheck racecheck "$race_filter" &
-  fi
-  wait
+start() {
+  if [[ ${SANITIZE_PARALLEL:-1} == 1 ]]; then "$@" & else "$@"; fi
 }
-if [[ ${SANITIZE_PARALLEL:-1} == 1 ]]; then
-  run_gtests
+start gtest_run memcheck memcheck "$filter"
+start gtest_run synccheck synccheck "$filter" "${ours[@]}"
+if ((${#ours[@]})); then
+  start gtest_run racecheck racecheck "$race_filter:-$race_kblocked" "${ours[@]}"
+  i=0
+  for t in $("$gtests" --gtest_list_tests --gtest_filter="$race_kblocked" |
+             awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}'); do
+    start gtest_run "racecheck_kblocked_$i" racecheck "$t"
+    i=$((i + 1))
+  done
 else
-  # Sequential: the same runs, each waited for.
-  gtest_run memcheck memcheck "$filter"
-  gtest_run synccheck synccheck "$filter" "${ours[@]}"
-  if ((${#ours[@]})); then
-    gtest_run racecheck racecheck "$race_filter:-$race_kblocked" "${ours[@]}"
-    gtest_run racecheck_kblocked racecheck "$race_kblocked"
-  else
-    gtest_run racecheck racecheck "$race_filter"
-  fi
+  start gtest_run racecheck racecheck "$race_filter"
 fi
+wait
 
 # client NAME ENV... -- PROGRAM ARGS...: one preloaded program under memcheck.
 client() {
