@@ -1,5 +1,8 @@
 // The exception firewall of the C entry points: runs a callable, maps any exception to a
 // status code and logs it once. Nothing thrown inside the library escapes through here.
+// Running out of memory is logged at warn, not error: on a GPU shared by several processes it is
+// an expected outcome that the caller handles (the interposer then runs the call natively), not
+// a fault of the library.
 #pragma once
 
 #include <exception>
@@ -17,18 +20,18 @@ ozdgemm_status_t guarded(const char* where, F&& body) noexcept {
   try {
     return body();
   } catch (const cuda_error& e) {
-    logger().error("{}: {}", where, e.what());
-    return e.code == cudaErrorMemoryAllocation ? OZDGEMM_STATUS_ALLOC_FAILED
-                                               : OZDGEMM_STATUS_CUDA_ERROR;
+    const bool oom = e.code == cudaErrorMemoryAllocation;
+    logger().log(oom ? spdlog::level::warn : spdlog::level::err, "{}: {}", where, e.what());
+    return oom ? OZDGEMM_STATUS_ALLOC_FAILED : OZDGEMM_STATUS_CUDA_ERROR;
   } catch (const cublas_error& e) {
-    logger().error("{}: {}", where, e.what());
-    return e.code == CUBLAS_STATUS_ALLOC_FAILED ? OZDGEMM_STATUS_ALLOC_FAILED
-                                                : OZDGEMM_STATUS_CUBLAS_ERROR;
+    const bool oom = e.code == CUBLAS_STATUS_ALLOC_FAILED;
+    logger().log(oom ? spdlog::level::warn : spdlog::level::err, "{}: {}", where, e.what());
+    return oom ? OZDGEMM_STATUS_ALLOC_FAILED : OZDGEMM_STATUS_CUBLAS_ERROR;
   } catch (const std::invalid_argument& e) {
     logger().error("{}: {}", where, e.what());
     return OZDGEMM_STATUS_INVALID_VALUE;
   } catch (const std::bad_alloc&) {
-    logger().error("{}: out of host memory", where);
+    logger().warn("{}: out of host memory", where);
     return OZDGEMM_STATUS_ALLOC_FAILED;
   } catch (const std::exception& e) {
     logger().error("{}: {}", where, e.what());
