@@ -52,7 +52,7 @@ struct bench_args {
   std::vector<shape> shapes{{4096, 4096, 4096}};
   std::vector<int> moduli{14, 16, 18, 20};
   std::vector<scaling_mode> modes{scaling_mode::fast, scaling_mode::accurate};
-  // Default: the one OZDGEMM_INT8_GEMM selects (cublas unless set).
+  // Default: the one OZDGEMM_INT8_GEMM selects (lt unless set).
   std::vector<int8_gemm_backend> gemms{ozdgemm::detail::int8_gemm_setting()};
   double phi = 0.5;
   timing_policy timing;
@@ -73,7 +73,7 @@ constexpr const char* kUsage =
     "  --moduli 14,16,8-12            moduli counts, lists and ranges (default 14,16,18,20)\n"
     "  --modes fast,accurate          ozdgemm scaling modes (default both)\n"
     "  --int8-gemm cublas,lt          ozdgemm's INT8 GEMM backends, one row each (default:\n"
-    "                                 OZDGEMM_INT8_GEMM's, cublas unless set); lt rows are\n"
+    "                                 OZDGEMM_INT8_GEMM's, lt unless set); lt rows are\n"
     "                                 method ozdgemm_lt in the CSV\n"
     "  --phi 0.5                      inputs (U-0.5)*exp(phi*N(0,1))\n"
     "  --reps N                       timed calls per method (default adaptive)\n"

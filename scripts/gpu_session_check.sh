@@ -6,7 +6,7 @@
 #      cublasGemmEx and through cuBLASLt (OZDGEMM_INT8_GEMM), with the stage split;
 #   2. `ctest -L gpu` (4 at a time; the tests marked RUN_SERIAL run alone);
 #   3. scripts/gpu_sanitize.sh, and meanwhile every GoogleTest of ozdgemm_gpu_tests with the
-#      INT8 GEMMs through cuBLASLt (OZDGEMM_INT8_GEMM=lt).
+#      INT8 GEMMs through the backend that is not the default (OZDGEMM_INT8_GEMM=cublas).
 # Writes $OUT/check/ and packs it into $OUT/check.tgz after each step. A step that would run
 # past SESSION_CHECK_BUDGET_S (default 570 s from the start) is cut by its time limit.
 set -uo pipefail
@@ -31,11 +31,11 @@ echo "ctest -L gpu rc=$? $((SECONDS - s)) s"
 grep -E "tests passed|\(Failed\)|\(Timeout\)|Not Run|Skipped" "$W/gpu_ctest.log" | head -20; pack
 
 s=$SECONDS
-( OZDGEMM_INT8_GEMM=lt OZDGEMM_LOG_LEVEL=warn timeout 150 build/ozdgemm_gpu_tests \
-    > "$W/gtests_lt.log" 2>&1; echo "lt gtests rc=$?" >> "$W/gtests_lt.log" ) &
+( OZDGEMM_INT8_GEMM=cublas OZDGEMM_LOG_LEVEL=warn timeout 150 build/ozdgemm_gpu_tests \
+    > "$W/gtests_cublas.log" 2>&1; echo "cublas gtests rc=$?" >> "$W/gtests_cublas.log" ) &
 SANITIZE_GTEST_TIMEOUT=$(( $(left) - 40 )) OUT=$W timeout $(left) bash scripts/gpu_sanitize.sh \
   > "$W/sanitize_console.log" 2>&1
 echo "sanitize rc=$? $((SECONDS - s)) s"; cat "$W/sanitize/summary.txt" 2>/dev/null
 wait
-tail -4 "$W/gtests_lt.log"; pack
+tail -4 "$W/gtests_cublas.log"; pack
 ls -la "$OUT/check.tgz"

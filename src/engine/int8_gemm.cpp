@@ -52,13 +52,13 @@ const char* to_string(int8_gemm_backend b) noexcept {
 }
 
 int8_gemm_backend int8_gemm_from_env_value(const char* value) noexcept {
-  int8_gemm_backend b = int8_gemm_backend::cublas;
+  int8_gemm_backend b = int8_gemm_backend::lt;
   if (value == nullptr || parse_int8_gemm_backend(value, &b)) return b;
   try {  // the wording of interpose/config.cpp's other settings
-    logger().warn("OZDGEMM_INT8_GEMM='{}' is invalid (expected cublas|lt); using cublas", value);
+    logger().warn("OZDGEMM_INT8_GEMM='{}' is invalid (expected cublas|lt); using lt", value);
   } catch (...) {
   }
-  return int8_gemm_backend::cublas;
+  return int8_gemm_backend::lt;
 }
 
 int8_gemm_backend int8_gemm_setting() noexcept {

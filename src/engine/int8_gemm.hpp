@@ -4,11 +4,12 @@
 // Two backends compute the same integers (integer GEMM with INT32 accumulation is exact, and
 // the engine's k-blocks keep every sum below 2^31, core/gemm_problem.hpp), so they give the
 // same bits and the choice is about speed only:
-//   cublas  cublasGemmStridedBatchedEx with CUBLAS_GEMM_DEFAULT (the default; unchanged);
 //   lt      cublasLtMatmul with an algorithm chosen once per (device, GEMM shape) and cached,
-//           and a workspace carved from the engine's own (engine/int8_gemm_lt.hpp). Opt-in
-//           (OZDGEMM_INT8_GEMM=lt) until measured faster on the H200: an earlier attempt with
-//           no workspace measured slower (bench/results/2026-11-29_h200_467f8ec_session).
+//           and a workspace carved from the engine's own (engine/int8_gemm_lt.hpp). The
+//           default: measured faster on the H200 (GEMM stage -11% at 16384^3, equal at 4096^3,
+//           bench/results/2026-11-29_h200_74dd0fc_session4); an earlier attempt with no
+//           workspace had measured slower (bench/results/2026-11-29_h200_467f8ec_session);
+//   cublas  cublasGemmStridedBatchedEx with CUBLAS_GEMM_DEFAULT (OZDGEMM_INT8_GEMM=cublas).
 // A failing cuBLASLt call falls back to the cublas backend for that GEMM, with a log line.
 #pragma once
 
@@ -30,8 +31,8 @@ bool parse_int8_gemm_backend(const char* s, int8_gemm_backend* out) noexcept;
 // "setting", "cublas" or "lt".
 const char* to_string(int8_gemm_backend b) noexcept;
 
-// The value of OZDGEMM_INT8_GEMM the process uses: `value` parsed, or cublas when it is null;
-// an invalid value gets one warning naming the variable and the value, then cublas. The
+// The value of OZDGEMM_INT8_GEMM the process uses: `value` parsed, or lt when it is null;
+// an invalid value gets one warning naming the variable and the value, then lt. The
 // reader behind int8_gemm_setting(); separate so that the mapping can be unit-tested.
 int8_gemm_backend int8_gemm_from_env_value(const char* value) noexcept;
 

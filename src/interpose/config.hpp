@@ -34,7 +34,7 @@
 //   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
 //                         the workspaces (unset: from the launcher's local size;
 //                         interpose/device_select)
-//   OZDGEMM_INT8_GEMM     cublas | lt: the INT8 GEMMs' backend (cublas; engine/int8_gemm.hpp,
+//   OZDGEMM_INT8_GEMM     lt | cublas: the INT8 GEMMs' backend (lt; engine/int8_gemm.hpp,
 //                         which reads it, once, for this file and for the C API alike)
 #pragma once
 

@@ -61,17 +61,17 @@ TEST(Int8GemmSetting, ParsesExactlyCublasAndLt) {
   EXPECT_STREQ(detail::to_string(int8_gemm_backend::lt), "lt");
 }
 
-TEST(Int8GemmSetting, EnvValueDefaultsToCublasWithOneWarningForInvalidValues) {
+TEST(Int8GemmSetting, EnvValueDefaultsToLtWithOneWarningForInvalidValues) {
   if (!detail::logger().should_log(spdlog::level::warn))
     GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   log_capture log;
-  EXPECT_EQ(detail::int8_gemm_from_env_value(nullptr), int8_gemm_backend::cublas);
+  EXPECT_EQ(detail::int8_gemm_from_env_value(nullptr), int8_gemm_backend::lt);
   EXPECT_EQ(detail::int8_gemm_from_env_value("cublas"), int8_gemm_backend::cublas);
   EXPECT_EQ(detail::int8_gemm_from_env_value("lt"), int8_gemm_backend::lt);
   EXPECT_EQ(log.count("OZDGEMM_INT8_GEMM"), 0) << "valid values are not warned about";
-  EXPECT_EQ(detail::int8_gemm_from_env_value("fastest"), int8_gemm_backend::cublas);
+  EXPECT_EQ(detail::int8_gemm_from_env_value("fastest"), int8_gemm_backend::lt);
   EXPECT_EQ(log.count("OZDGEMM_INT8_GEMM='fastest'"), 1);
-  EXPECT_EQ(log.count("using cublas"), 1);
+  EXPECT_EQ(log.count("using lt"), 1);
 }
 
 TEST(Int8GemmSetting, OverrideWinsUntilReset) {
