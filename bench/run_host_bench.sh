@@ -34,24 +34,34 @@ write_env() {
   cat "$OUT/env.txt"
 }
 
-# HOST_BENCH_MODE=workers (issue 8): the multi-worker host path on one GPU, 1 vs 2 vs 4 workers
-# (OZDGEMM_HOST_WORKERS_PER_DEVICE), same binary and inputs, cblas_dgemm, fast scaling, s = 16,
-# n = 8192 and 16384 (SIZES). One GPU gives no speed-up; the point is that nothing is lost and
-# the bits do not change (the "C digest" lines must agree across worker counts). Needs no
-# OpenBLAS: host calls not emulated would go to runtime-libs' reference BLAS. Writes
-# $OUT/host_workers.csv and host_workers.log.
+# HOST_BENCH_MODE=workers (issue 8): the multi-worker host path, same binary and inputs,
+# cblas_dgemm, fast scaling, s = 16, n = 8192 and 16384 (SIZES), for every GPU list in
+# DEVICE_LISTS (OZDGEMM_DEVICES: e.g. "0 all" compares one GPU with all of them; default: the
+# variable unset) and every worker count per GPU in WORKERS (OZDGEMM_HOST_WORKERS_PER_DEVICE,
+# default "1 2 4"). On one GPU, several workers give no speed-up; the point there is that
+# nothing is lost and the bits do not change. Across GPUs the ratio of the medians is the
+# multi-GPU speed-up. The "C digest" lines must agree across all runs. Needs no OpenBLAS: host
+# calls not emulated would go to runtime-libs' reference BLAS. Writes $OUT/host_workers.csv and
+# host_workers.log.
 if [[ ${HOST_BENCH_MODE:-} == workers ]]; then
   export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   csv=$OUT/host_workers.csv
   echo "$csv_header" > "$csv"
-  write_env "sizes: $sizes, reps: $reps, workers: ${WORKERS:-1 2 4}"
-  for w in ${WORKERS:-1 2 4}; do
-    echo "== $w worker(s)" | tee -a "$OUT/host_workers.log"
-    env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate OZDGEMM_SCALING=fast \
-        OZDGEMM_MODULI=16 OZDGEMM_HOST_WORKERS_PER_DEVICE=$w OZDGEMM_LOG_LEVEL=debug \
-        OZDGEMM_LOG_FILE=$OUT/ozdgemm_workers_$w.log \
-        "$bench" --label ozdgemm-s16-fast-w$w --api cblas --sizes "$sizes" --reps "$reps" \
-        --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
+  write_env "sizes: $sizes, reps: $reps, devices: ${DEVICE_LISTS:-unset}," \
+    "workers: ${WORKERS:-1 2 4}"
+  for d in ${DEVICE_LISTS:--}; do
+    devices=()
+    [[ $d == - ]] || devices=(OZDGEMM_DEVICES="$d")
+    tag=${d//,/+}
+    for w in ${WORKERS:-1 2 4}; do
+      label=ozdgemm-s16-fast-w$w${devices[0]:+-d$tag}
+      echo "== $label" | tee -a "$OUT/host_workers.log"
+      env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate OZDGEMM_SCALING=fast \
+          OZDGEMM_MODULI=16 OZDGEMM_HOST_WORKERS_PER_DEVICE=$w OZDGEMM_LOG_LEVEL=debug \
+          OZDGEMM_LOG_FILE=$OUT/$label.log "${devices[@]}" \
+          "$bench" --label "$label" --api cblas --sizes "$sizes" --reps "$reps" \
+          --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
+    done
   done
   column -s, -t "$csv" 2> /dev/null || cat "$csv"  # util-linux's column may be missing
   # One line per size, counted once per worker count: identical bits.
