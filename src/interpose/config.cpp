@@ -109,7 +109,8 @@ config load() {
   if (const char* v = env("OZDGEMM_HOST_THREADS")) {
     long long x = 0;
     if (parse_long(v, &x) && x >= 1 && x <= 256) c.host_threads = static_cast<int>(x);
-    else invalid("OZDGEMM_HOST_THREADS", v, "an integer in 1..256", "min(cores, 16)");
+    else
+      invalid("OZDGEMM_HOST_THREADS", v, "an integer in 1..256", "min(cores, 16 x GPUs)");
   }
   if (const char* v = env("OZDGEMM_HOST_TILE")) {
     long long x = 0;

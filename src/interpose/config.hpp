@@ -19,7 +19,8 @@
 //   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
 //                         (0.05)
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
-//   OZDGEMM_HOST_THREADS  threads that pack host operands for the GPU (min(cores, 16))
+//   OZDGEMM_HOST_THREADS  threads that pack host operands for the GPU(s), all host-path
+//                         workers together (min(cores, 16 x GPUs))
 //   OZDGEMM_HOST_TILE     columns of C per pipelined tile on the host path (0: chosen by size)
 //   OZDGEMM_MAX_WORKSPACE largest emulation workspace per handle and device, bytes with an
 //                         optional K, M or G suffix (powers of 1024); a call needing more runs

@@ -115,10 +115,11 @@ void unpack_range(copy_pool& pool, const double* src, const host_block& dst, int
   });
 }
 
-int host_copy_threads(int configured) {
+int host_copy_threads(int configured, int gpus) {
   if (configured > 0) return configured;
   const unsigned hw = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp<unsigned>(hw, 1, 16));
+  return static_cast<int>(
+      std::clamp<unsigned>(hw, 1, 16u * static_cast<unsigned>(std::max(1, gpus))));
 }
 
 }  // namespace ozdgemm::detail

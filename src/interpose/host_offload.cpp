@@ -39,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -487,9 +488,15 @@ class worker_set {
   std::vector<slot> slots_;
 };
 
-worker_set& workers(int threads) {
-  static worker_set* set = new worker_set(  // leaked: see host_worker
-      host_devices().devices, settings().host_workers_per_device, threads);
+// The workers, with OZDGEMM_HOST_THREADS (or its default for the GPUs listed) shared out.
+worker_set& workers() {
+  static worker_set* set = [] {
+    const std::vector<int>& devices = host_devices().devices;
+    const std::set<int> gpus(devices.begin(), devices.end());  // OZDGEMM_DEVICES=0,0 is one GPU
+    const int threads = host_copy_threads(settings().host_threads, static_cast<int>(gpus.size()));
+    // Leaked: see host_worker.
+    return new worker_set(devices, settings().host_workers_per_device, threads);
+  }();
   return *set;
 }
 
@@ -609,7 +616,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
                 pred.native_ms, pred.emulated_ms, seconds()});
       return result;
     }
-    worker_set& set = workers(host_copy_threads(cfg.host_threads));
+    worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
     const host_job job{&g, cfg.num_moduli, cfg.scaling,
                        tile_columns(g.n, cfg.scaling, cfg.host_tile, set.count()),
