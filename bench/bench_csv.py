@@ -60,8 +60,11 @@ def phi_label(phi):
     return f"phi={phi:g}" if finite(phi) else "phi=?"
 
 
+OZ_METHODS = ("ozdgemm", "ozdgemm_lt")  # INT8 GEMMs by cublasGemmEx, by cuBLASLt
+
+
 def is_oz(row):
-    return row.get("method") == "ozdgemm"
+    return row.get("method") in OZ_METHODS
 
 
 def moduli_of(row):
@@ -70,7 +73,7 @@ def moduli_of(row):
 
 
 def method_label(row):
-    if is_oz(row) or row.get("method") == "ozdgemm_lt":
+    if is_oz(row):
         return f"{row.get('method')} s={row.get('moduli') or '?'} {row.get('mode') or '?'}"
     return row.get("method") or "?"
 
@@ -106,15 +109,15 @@ def no_worse(row, native):
 
 
 def accuracy_matched(rows, mode):
-    """Among the ozdgemm rows of one (phi, shape) case in `mode`, the one with the smallest
-    moduli count whose errors are no worse than native's in both metrics; None if none is or
-    there is no native row."""
+    """Among the ozdgemm rows (either INT8 GEMM backend) of one (phi, shape) case in `mode`, the
+    one with the smallest moduli count whose errors are no worse than native's in both metrics,
+    the faster backend at that count; None if none is or there is no native row."""
     native = native_row(rows)
     if native is None:
         return None
     cands = [r for r in rows if is_oz(r) and r.get("mode") == mode and moduli_of(r) is not None
              and finite(num(r, "median_ms")) and no_worse(r, native)]
-    return min(cands, key=moduli_of) if cands else None
+    return min(cands, key=lambda r: (moduli_of(r), num(r, "median_ms"))) if cands else None
 
 
 def target_for(phi, s):

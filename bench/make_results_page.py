@@ -121,7 +121,7 @@ def stage_table(cases):
             total = sum(v for v in (prep, gemm, red, crt) if bc.finite(v))
             outside = (total - gemm) / total * 100 if total > 0 else math.nan
             red_s = "fused (0)" if red == 0 else ms(red)
-            out.append(f"| {phi_s} | {shape_s} | s={bc.moduli_of(r)} {mode} | {ms(prep)} | "
+            out.append(f"| {phi_s} | {shape_s} | {r.get('method')} s={bc.moduli_of(r)} {mode} | {ms(prep)} | "
                        f"{ms(gemm)} | {red_s} | {ms(crt)} | {ms(total)} | "
                        f"{ms(bc.num(r, 'median_ms'))} | {fmt(outside, '.1f')}% |")
             count += 1

@@ -82,7 +82,7 @@ def plot_accuracy(rows, path, err_key, err_name):
             marker, colour = style_of(r)
             ax.scatter([x], [y], marker=marker, color=colour, s=70 if marker == "*" else 36,
                        label=bc.method_label(r) if not bc.is_oz(r) else
-                       f"ozdgemm {r.get('mode')}", zorder=3)
+                       f"{r.get('method')} {r.get('mode')}", zorder=3)
             short = r.get("moduli") or (r.get("method") or "").replace("cublas_", "")
             ax.annotate(short, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=6)
             drawn += 1
@@ -112,9 +112,10 @@ def plot_stages(rows, path):
               if bc.is_oz(r) and any(bc.finite(bc.num(r, k)) for k, _ in bc.STAGES)]
     if not staged:
         return 0
-    panels = bc.group_by(staged, lambda r: (bc.case_key(r), r.get("mode") or "?"))
+    panels = bc.group_by(staged, lambda r: (bc.case_key(r), r.get("mode") or "?",
+                                            r.get("method")))
     fig, axes = grid(len(panels), max_cols=4, size=(4.6, 3.4))
-    for ax, ((key, mode), group) in zip(axes, panels.items()):
+    for ax, ((key, mode, method), group) in zip(axes, panels.items()):
         group = sorted(group, key=lambda r: bc.moduli_of(r) or 0)
         xs = [str(bc.moduli_of(r)) for r in group]
         bottom = [0.0] * len(group)
@@ -129,7 +130,7 @@ def plot_stages(rows, path):
                 ax.plot([i - 0.4, i + 0.4], [t, t], color="black", linewidth=1)
         ax.set_xlabel("moduli count s")
         ax.set_ylabel("ms")
-        ax.set_title(f"{case_title(key)}, {mode}", fontsize=9)
+        ax.set_title(f"{case_title(key)}, {method} {mode}", fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
     axes[0].legend(fontsize=6)
     fig.suptitle("ozdgemm stage split (instrumented run; black: timed median): "
