@@ -79,9 +79,9 @@ size_t workspace_cap() noexcept;
 // user holds from `held` to `need` bytes is allowed when `need` is at most 90% of the memory
 // free now plus `held` (what is held is released before the new memory is taken), divided by
 // `sharers` (0 counts as 1), in integer arithmetic that cannot overflow. Callers pass
-// memory_sharers(); with 1 the rule is the single-process one, bit for bit.
-bool within_free_memory(size_t need, size_t held, size_t free_bytes,
-                        unsigned sharers = 1) noexcept;
+// memory_sharers(); with 1 the rule is the single-process one, bit for bit. No default: a
+// caller that forgot the count would silently take the whole GPU's share.
+bool within_free_memory(size_t need, size_t held, size_t free_bytes, unsigned sharers) noexcept;
 
 // Where the number of processes sharing this process's GPU comes from: libozdgemm.so registers
 // interpose/device_select's gpu_sharers() (launcher variables, OZDGEMM_PROCS_PER_GPU) at load.

@@ -95,12 +95,12 @@ TEST(HostDevices, NoGpuMeansNoDevices) {
 // released first. The engine's workspace and the host path's buffers both use this rule.
 TEST(HostDevices, NinetyPercentOfFreeMemoryRule) {
   constexpr size_t kGiB = size_t{1} << 30;
-  EXPECT_TRUE(within_free_memory(9 * kGiB, 0, 10 * kGiB));
-  EXPECT_FALSE(within_free_memory(9 * kGiB + 1, 0, 10 * kGiB));
-  EXPECT_TRUE(within_free_memory(9 * kGiB, 2 * kGiB, 8 * kGiB));
-  EXPECT_FALSE(within_free_memory(9 * kGiB + 1, 2 * kGiB, 8 * kGiB));
-  EXPECT_TRUE(within_free_memory(0, 0, 0));
-  EXPECT_FALSE(within_free_memory(1, 0, 0));
+  EXPECT_TRUE(within_free_memory(9 * kGiB, 0, 10 * kGiB, 1));
+  EXPECT_FALSE(within_free_memory(9 * kGiB + 1, 0, 10 * kGiB, 1));
+  EXPECT_TRUE(within_free_memory(9 * kGiB, 2 * kGiB, 8 * kGiB, 1));
+  EXPECT_FALSE(within_free_memory(9 * kGiB + 1, 2 * kGiB, 8 * kGiB, 1));
+  EXPECT_TRUE(within_free_memory(0, 0, 0, 1));
+  EXPECT_FALSE(within_free_memory(1, 0, 0, 1));
 }
 
 }  // namespace
