@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_ar
       int32_t r[S];
 #pragma unroll
       for (int t = 0; t < S; ++t) r[t] = __ldcs(pr + t * plane);  // read once: stream
-      crt_accumulator acc;
+      crt_accumulator<limbs_for(S)> acc;  // as few limbs as M needs (core/crt.hpp)
 #pragma unroll
       for (int t = 0; t < S; ++t) acc.add(product_residue(r[t], tb, t), tb, t);
       v = acc.finish(tb, -(args.exp_a[i] + args.exp_b[j]));
