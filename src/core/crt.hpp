@@ -1,11 +1,14 @@
 // CRT reconstruction: from the s residues r_t = X mod m_t of one output element to
 // RN(X) * 2^shift, exactly for |X| <= L (moduli.hpp).
 //
-// X = S - round(S/M) M with S = sum_t r_t W_t. S/M = sum_t r_t inv_t / m_t is estimated in
-// FP64: each of the s <= 20 terms has value < 256 and error < 2^-44, so the estimate is within
-// 2^-35 of S/M, while S/M lies within 1/2 - 2^-31 of an integer because |X| <= L. round() is
-// therefore exact, whatever order or fusion the two compilers use. The rest is integer work and
-// one correctly rounded conversion, so the result is a function of X alone.
+// X = S - round(S/M) M with S = sum_t r_t W_t, where r_t is any representative of X mod m_t in
+// [0, 2 m_t) (the kernel skips the last conditional subtraction of the reduction: crt_residue).
+// S/M = sum_t r_t inv_t / m_t is estimated in FP64: the s <= 20 terms are < 512, the partial
+// sums < 2^14, so each fma rounds by at most 2^-40 and each weight_frac error adds < 2^-45: the
+// estimate is within 2^-35 of S/M, while S/M lies within 1/2 - 2^-31 of an integer because
+// S = X + kM and |X| <= L. round() is therefore exact, whatever order or fusion the two
+// compilers use. The rest is integer work and one correctly rounded conversion, so the result
+// is a function of X alone, whichever representatives r_t were given.
 //
 // The integer work is done mod 2^(32 Limbs), Limbs = limbs_for(s), the fewest 32-bit limbs with
 // M < 2^(32 Limbs): then |X| <= L < M/2 < 2^(32 Limbs - 1), so X mod 2^(32 Limbs) read as a
@@ -19,11 +22,19 @@
 
 namespace ozdgemm::detail {
 
+// A representative of p mod m_t in [0, 2 m_t), for crt_accumulator::add: product_residue()
+// without its final conditional subtraction (recip underestimates the quotient by at most
+// one), three instructions fewer per residue. |p| < 2^31 - 2^15 as for product_residue().
+OZDGEMM_HD uint32_t crt_residue(int32_t p, const modulus_table& tb, int t) {
+  const uint32_t x = static_cast<uint32_t>(p) + tb.offset[t];
+  return x - umulhi32(x, tb.recip[t]) * tb.m[t];
+}
+
 template <int Limbs>
 struct crt_accumulator {
   static_assert(Limbs >= 1 && Limbs <= kLimbs, "the table holds kLimbs limbs");
 
-  // Column sums of r_t W_t[c] (each term < 2^40, so < 20 * 2^40: no overflow). The top column
+  // Column sums of r_t W_t[c] (each term < 2^41, so < 20 * 2^41: no overflow). The top column
   // is only needed mod 2^32: a 32-bit sum, one plain multiply-add per residue.
   uint64_t low[Limbs > 1 ? Limbs - 1 : 1];
   uint32_t top;
@@ -31,6 +42,7 @@ struct crt_accumulator {
 
   OZDGEMM_HD crt_accumulator() : low{}, top(0), frac(0.0) {}
 
+  // r = X mod m_t, any representative in [0, 2 m_t).
   OZDGEMM_HD void add(uint32_t r, const modulus_table& tb, int t) {
 OZDGEMM_UNROLL
     for (int c = 0; c < Limbs - 1; ++c) low[c] += static_cast<uint64_t>(r) * tb.weight[t][c];
@@ -45,8 +57,8 @@ OZDGEMM_UNROLL
 #else
     const uint32_t q = static_cast<uint32_t>(__builtin_lrint(frac));
 #endif
-    // x = S - q M = S + q (2^(32 kLimbs) - M) mod 2^(32 Limbs), one carry pass. q < 20 * 256,
-    // so a column is < 2^45 + 2^45 + 2^14 before its carry goes on.
+    // x = S - q M = S + q (2^(32 kLimbs) - M) mod 2^(32 Limbs), one carry pass. q < 20 * 512,
+    // so a column is < 2^46 + 2^46 + 2^15 before its carry goes on.
     uint32_t x[Limbs];
     uint64_t carry = 0;
 OZDGEMM_UNROLL

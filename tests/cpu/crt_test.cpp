@@ -266,6 +266,10 @@ TEST_P(CrtLimbs, EveryLimbCountGivesTheBitsOfTheFiveLimbCodeAndOfGmp) {
   int64_t checked = 0;
   for (const mpz_class& X : xs) {
     const std::vector<uint32_t> r = residues_of(X, tb);
+    // The kernel's representatives (crt_residue): r_t or r_t + m_t, both < 2 m_t.
+    std::vector<uint32_t> lazy = r;
+    for (int t = 0; t < s; ++t)
+      if ((g.next_u64() & 1) != 0) lazy[t] += tb.m[t];
     const double rn = mpz_to_double_rne(X);
     const int bits = X == 0 ? 0 : static_cast<int>(mpz_sizeinbase(X.get_mpz_t(), 2));
     for (int shift : test_shifts(bits)) {
@@ -281,11 +285,43 @@ TEST_P(CrtLimbs, EveryLimbCountGivesTheBitsOfTheFiveLimbCodeAndOfGmp) {
         ASSERT_EQ(detail::double_bits(got), expect)
             << "limbs=" << n << " s=" << s << " X=" << X.get_str() << " shift=" << shift
             << std::hexfloat << " got " << got << " expected " << std::ldexp(rn, shift);
+        const double got_lazy = detail::with_crt_accumulator(n, [&](auto acc) {
+          return reconstruct_with(acc, lazy, tb, shift, reverse);
+        });
+        ASSERT_EQ(detail::double_bits(got_lazy), expect)
+            << "representatives < 2 m_t, limbs=" << n << " s=" << s << " X=" << X.get_str()
+            << " shift=" << shift;
         ++checked;
       }
     }
   }
   EXPECT_GT(checked, 50000);
+}
+
+// crt_residue returns p mod m_t up to one m_t: a value in [0, 2 m_t), as add() requires,
+// over the whole range of INT32 GEMM outputs (|p| < 2^31 - 2^15, see the k-block limit).
+TEST_P(CrtLimbs, KernelResidueIsARepresentativeBelowTwiceTheModulus) {
+  const int s = GetParam();
+  const detail::modulus_table& tb = detail::moduli_for(s);
+  const auto limit = static_cast<int32_t>((int64_t{1} << 31) - (1 << 15) - 1);
+  std::vector<int32_t> ps = {0, 1, -1, limit, -limit, limit - 1, -limit + 1};
+  rng g(4000 + s);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t span = 2 * int64_t{limit} + 1;
+    ps.push_back(static_cast<int32_t>(static_cast<int64_t>(g.next_u64() % span) - limit));
+  }
+  for (int t = 0; t < s; ++t) {
+    const int64_t m = tb.m[t];
+    std::vector<int32_t> around_zero;  // every residue class, both signs
+    for (int64_t p = -3 * m; p <= 3 * m; ++p) around_zero.push_back(static_cast<int32_t>(p));
+    for (const std::vector<int32_t>* list : {&ps, &around_zero}) {
+      for (int32_t p : *list) {
+        const uint32_t r = detail::crt_residue(p, tb, t);
+        ASSERT_LT(r, 2 * m) << "t=" << t << " p=" << p;
+        ASSERT_EQ(((int64_t{p} - r) % m + m) % m, 0) << "t=" << t << " p=" << p;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCounts, CrtLimbs, testing::Range(kMinModuli, kMaxModuli + 1),
