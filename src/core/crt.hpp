@@ -12,7 +12,7 @@
 //
 // The integer work is done mod 2^(32 Limbs), Limbs = limbs_for(s), the fewest 32-bit limbs with
 // M < 2^(32 Limbs): then |X| <= L < M/2 < 2^(32 Limbs - 1), so X mod 2^(32 Limbs) read as a
-// two's complement number is X itself. S (up to s 255 M, 13 bits more than M) is never formed in
+// two's complement number is X itself. S (up to s 511 M, 14 bits more than M) is never formed in
 // full, and fewer limbs mean fewer multiply-adds per residue: s = 14 works in 4 limbs, not 5.
 // Any Limbs >= limbs_for(s) gives the same bits (the tests run every such count).
 #pragma once
