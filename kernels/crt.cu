@@ -18,8 +18,9 @@ constexpr int kCrtThreads = 128;
 // a template parameter so that the s residue loads are all issued before any arithmetic (the
 // runtime-s loop issued one load, waited for it, then did the CRT step: latency-bound, with
 // DRAM at 25% and 21.5 ms at 16384^2, s = 15, bench/results/2026-11-29_h200_25a1312_bench_full)
-// and the weights become constant-bank operands. The arithmetic and its order are the same as
-// in the host reference (core/crt.hpp), so the bits are too.
+// and the weights become constant-bank operands. The CRT code and its limb count are those of
+// the host reference (core/crt.hpp); the residues here are only reduced to [0, 2 m_t), the
+// reference's to [0, m_t), and the result is a function of X alone, so the bits are the same.
 template <int S>
 __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_args args,
                                                           modulus_table tb, scalar_arg alpha_arg,
@@ -42,9 +43,9 @@ __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_ar
       int32_t r[S];
 #pragma unroll
       for (int t = 0; t < S; ++t) r[t] = __ldcs(pr + t * plane);  // read once: stream
-      crt_accumulator acc;
+      crt_accumulator<limbs_for(S)> acc;  // as few limbs as M needs (core/crt.hpp)
 #pragma unroll
-      for (int t = 0; t < S; ++t) acc.add(product_residue(r[t], tb, t), tb, t);
+      for (int t = 0; t < S; ++t) acc.add(crt_residue(r[t], tb, t), tb, t);
       v = acc.finish(tb, -(args.exp_a[i] + args.exp_b[j]));
     }
     *c = apply_alpha_beta(v, alpha, beta, c);

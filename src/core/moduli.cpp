@@ -10,7 +10,7 @@ namespace ozdgemm::detail {
 namespace {
 
 // Just enough fixed-width unsigned big-integer arithmetic to build the CRT constants.
-using big = std::array<uint32_t, kSumLimbs + 1>;
+using big = std::array<uint32_t, kLimbs + 2>;  // room for 127^2 L < 2^169 (bound_accurate)
 
 big from_u32(uint32_t v) {
   big b{};
@@ -111,6 +111,16 @@ modulus_table build(int s) {
     t.log2_modulus += std::log2(static_cast<double>(m));
   }
   for (int c = 0; c < kLimbs; ++c) t.modulus[c] = M[c];
+  // 2^(32 kLimbs) - M = ~M + 1 over kLimbs limbs (M > 1, so the carry dies inside).
+  uint64_t carry = 1;
+  for (int c = 0; c < kLimbs; ++c) {
+    const uint64_t v = static_cast<uint64_t>(~M[c]) + carry;
+    t.neg_modulus[c] = static_cast<uint32_t>(v);
+    carry = v >> 32;
+  }
+  // The CRT works in limbs_for(s) limbs (crt.hpp): M must fit them.
+  for (int i = limbs_for(s); i < static_cast<int>(M.size()); ++i)
+    if (M[i] != 0) throw std::logic_error("moduli: M exceeds limbs_for(s)");
   // floor(M/2) - floor(M/2^31) - 1 <= (1/2 - 2^-31) M.
   big L = sub(sub(shift_right(M, 1), shift_right(M, 31)), from_u32(1));
   t.bound = to_double_down(L);

@@ -163,6 +163,7 @@ void reference_dgemm_with_scaling(const gemm_problem& p, double alpha, double be
   const std::vector<int8_t> ra = residues(p.a, p.m, p.k, sc.exp_a, tb);
   const std::vector<int8_t> rb = residues(p.b, p.n, p.k, sc.exp_b, tb);
   const int s = tb.s;
+  const int limbs = limbs_for(s);
   for (int64_t j = 0; j < p.n; ++j)
     for (int64_t i = 0; i < p.m; ++i) {
       double* c = p.c + j * p.ldc + i;
@@ -170,16 +171,18 @@ void reference_dgemm_with_scaling(const gemm_problem& p, double alpha, double be
       if ((sc.flags_a[i] | sc.flags_b[j]) != 0) {
         v = nonfinite_dot(p.a, i, p.b, j, p.k);
       } else {
-        crt_accumulator acc;
-        for (int t = 0; t < s; ++t) {
-          const int8_t* x = &ra[(t * p.m + i) * p.k];
-          const int8_t* y = &rb[(t * p.n + j) * p.k];
-          int64_t dot = 0;  // exact: |term| <= 2^14
-          for (int64_t l = 0; l < p.k; ++l) dot += int64_t{x[l]} * y[l];
-          const int64_t mt = tb.m[t];
-          acc.add(static_cast<uint32_t>(((dot % mt) + mt) % mt), tb, t);
-        }
-        v = acc.finish(tb, -(sc.exp_a[i] + sc.exp_b[j]));
+        // The limb count of the kernel for s (crt_kernel<S>), so the bits are the same.
+        v = with_crt_accumulator(limbs, [&](auto acc) {
+          for (int t = 0; t < s; ++t) {
+            const int8_t* x = &ra[(t * p.m + i) * p.k];
+            const int8_t* y = &rb[(t * p.n + j) * p.k];
+            int64_t dot = 0;  // exact: |term| <= 2^14
+            for (int64_t l = 0; l < p.k; ++l) dot += int64_t{x[l]} * y[l];
+            const int64_t mt = tb.m[t];
+            acc.add(static_cast<uint32_t>(((dot % mt) + mt) % mt), tb, t);
+          }
+          return acc.finish(tb, -(sc.exp_a[i] + sc.exp_b[j]));
+        });
       }
       *c = apply_alpha_beta(v, alpha, beta, c);
     }

@@ -14,6 +14,7 @@
 #include "core/crt.hpp"
 #include "core/moduli.hpp"
 #include "cpu/cpu_test_util.hpp"
+#include "cpu/crt_legacy.hpp"
 #include "support/inputs.hpp"
 
 namespace ozdgemm::test {
@@ -151,15 +152,31 @@ std::vector<mpz_class> crt_test_values(const mpz_class& bound, uint64_t seed) {
   return xs;
 }
 
-double crt_reconstruct(const mpz_class& X, const detail::modulus_table& tb, int shift,
-                       bool reverse) {
-  detail::crt_accumulator acc;
+// Non-negative residues of X, r_t in [0, m_t).
+std::vector<uint32_t> residues_of(const mpz_class& X, const detail::modulus_table& tb) {
+  std::vector<uint32_t> r(tb.s);
+  for (int t = 0; t < tb.s; ++t) r[t] = mpz_fdiv_ui(X.get_mpz_t(), tb.m[t]);
+  return r;
+}
+
+// Feeds the residues to Acc (in reverse order if asked) and finishes.
+template <class Acc>
+double reconstruct_with(Acc acc, const std::vector<uint32_t>& r, const detail::modulus_table& tb,
+                        int shift, bool reverse) {
   for (int i = 0; i < tb.s; ++i) {
     const int t = reverse ? tb.s - 1 - i : i;
-    const unsigned long r = mpz_fdiv_ui(X.get_mpz_t(), tb.m[t]);  // non-negative residue
-    acc.add(static_cast<uint32_t>(r), tb, t);
+    acc.add(r[t], tb, t);
   }
   return acc.finish(tb, shift);
+}
+
+// The production path: the limb count the kernel and the host reference use for this s.
+double crt_reconstruct(const mpz_class& X, const detail::modulus_table& tb, int shift,
+                       bool reverse) {
+  const std::vector<uint32_t> r = residues_of(X, tb);
+  return detail::with_crt_accumulator(detail::limbs_for(tb.s), [&](auto acc) {
+    return reconstruct_with(acc, r, tb, shift, reverse);
+  });
 }
 
 class CrtReconstruction : public testing::TestWithParam<int> {};
@@ -194,6 +211,120 @@ TEST_P(CrtReconstruction, ZeroGivesPositiveZero) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCounts, CrtReconstruction, testing::Range(kMinModuli, kMaxModuli + 1),
+                         [](const testing::TestParamInfo<int>& pi) {
+                           return "s" + std::to_string(pi.param);
+                         });
+
+// The limb count (moduli.hpp limbs_for) and the reduced-limb finish (crt.hpp).
+class CrtLimbs : public testing::TestWithParam<int> {};
+
+TEST_P(CrtLimbs, LimbCountIsTheFewestThatHoldsMAndTheResult) {
+  const int s = GetParam();
+  const detail::modulus_table& tb = detail::moduli_for(s);
+  const mpz_class M = product_of_moduli(s);
+  const int n = detail::limbs_for(s);
+  EXPECT_EQ(static_cast<size_t>(detail::modulus_bits(s)), mpz_sizeinbase(M.get_mpz_t(), 2));
+  ASSERT_GE(n, 1);
+  ASSERT_LE(n, detail::kLimbs);
+  const mpz_class limb_range = mpz_class(1) << (32 * n);
+  EXPECT_LT(M, limb_range);                      // W_t < M fit n limbs
+  EXPECT_GE(M, mpz_class(1) << (32 * (n - 1)));  // and n - 1 would not do
+  // |X| <= L < 2^(32 n - 1): X mod 2^(32 n), read as two's complement, is X.
+  EXPECT_LT(exact_crt_limit(tb), limb_range / 2);
+  for (int c = n; c < detail::kLimbs; ++c) {
+    EXPECT_EQ(tb.modulus[c], 0u) << "c=" << c;
+    for (int t = 0; t < s; ++t) EXPECT_EQ(tb.weight[t][c], 0u) << "t=" << t << " c=" << c;
+  }
+  // neg_modulus = 2^(32 kLimbs) - M: its first n limbs are -M mod 2^(32 n).
+  const mpz_class full = mpz_class(1) << (32 * detail::kLimbs);
+  EXPECT_EQ(mpz_from_limbs(tb.neg_modulus, detail::kLimbs), mpz_class(full - M));
+}
+
+// Shifts that keep RN(X) 2^shift normal, put it in the subnormal range (rounded a second time,
+// to the subnormal grid, down to 0), and at and past the overflow threshold. bits = |X|'s bit
+// length, so RN(X) 2^shift lies in [2^(bits - 1 + shift), 2^(bits + shift)].
+std::vector<int> test_shifts(int bits) {
+  std::vector<int> shifts = {0, -7, 77, -1000, 800, -2000, 2000};
+  for (int k : {1, 0, -1, -2, -10, -31, -51, -52, -53, -54, -60})
+    shifts.push_back(-1022 - bits + k);
+  for (int k : {-2, -1, 0, 1, 2}) shifts.push_back(1024 - bits + k);
+  return shifts;
+}
+
+TEST_P(CrtLimbs, EveryLimbCountGivesTheBitsOfTheFiveLimbCodeAndOfGmp) {
+  const int s = GetParam();
+  const detail::modulus_table& tb = detail::moduli_for(s);
+  const mpz_class bound = mpz_from_integral_double(tb.bound);
+  std::vector<mpz_class> xs = crt_test_values(bound, 2000 + s);
+  // Plus values drawn uniformly from [-bound, bound].
+  rng g(3000 + s);
+  const int top = static_cast<int>(mpz_sizeinbase(bound.get_mpz_t(), 2));
+  for (int i = 0; i < 2000; ++i) {
+    const mpz_class u = random_bits(g, top + 32) % mpz_class(2 * bound + 1);
+    xs.push_back(u - bound);
+  }
+  int64_t checked = 0;
+  for (const mpz_class& X : xs) {
+    const std::vector<uint32_t> r = residues_of(X, tb);
+    // The kernel's representatives (crt_residue): r_t or r_t + m_t, both < 2 m_t.
+    std::vector<uint32_t> lazy = r;
+    for (int t = 0; t < s; ++t)
+      if ((g.next_u64() & 1) != 0) lazy[t] += tb.m[t];
+    const double rn = mpz_to_double_rne(X);
+    const int bits = X == 0 ? 0 : static_cast<int>(mpz_sizeinbase(X.get_mpz_t(), 2));
+    for (int shift : test_shifts(bits)) {
+      const uint64_t expect = detail::double_bits(std::ldexp(rn, shift));
+      const bool reverse = (shift & 1) != 0;
+      const double legacy = reconstruct_with(legacy_crt_accumulator(), r, tb, shift, reverse);
+      ASSERT_EQ(detail::double_bits(legacy), expect)
+          << "five-limb code, s=" << s << " X=" << X.get_str() << " shift=" << shift;
+      for (int n = detail::limbs_for(s); n <= detail::kLimbs; ++n) {
+        const double got = detail::with_crt_accumulator(n, [&](auto acc) {
+          return reconstruct_with(acc, r, tb, shift, reverse);
+        });
+        ASSERT_EQ(detail::double_bits(got), expect)
+            << "limbs=" << n << " s=" << s << " X=" << X.get_str() << " shift=" << shift
+            << std::hexfloat << " got " << got << " expected " << std::ldexp(rn, shift);
+        const double got_lazy = detail::with_crt_accumulator(n, [&](auto acc) {
+          return reconstruct_with(acc, lazy, tb, shift, reverse);
+        });
+        ASSERT_EQ(detail::double_bits(got_lazy), expect)
+            << "representatives < 2 m_t, limbs=" << n << " s=" << s << " X=" << X.get_str()
+            << " shift=" << shift;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50000);
+}
+
+// crt_residue returns p mod m_t up to one m_t: a value in [0, 2 m_t), as add() requires,
+// over the whole range of INT32 GEMM outputs (|p| < 2^31 - 2^15, see the k-block limit).
+TEST_P(CrtLimbs, KernelResidueIsARepresentativeBelowTwiceTheModulus) {
+  const int s = GetParam();
+  const detail::modulus_table& tb = detail::moduli_for(s);
+  const auto limit = static_cast<int32_t>((int64_t{1} << 31) - (1 << 15) - 1);
+  std::vector<int32_t> ps = {0, 1, -1, limit, -limit, limit - 1, -limit + 1};
+  rng g(4000 + s);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t span = 2 * int64_t{limit} + 1;
+    ps.push_back(static_cast<int32_t>(static_cast<int64_t>(g.next_u64() % span) - limit));
+  }
+  for (int t = 0; t < s; ++t) {
+    const int64_t m = tb.m[t];
+    std::vector<int32_t> around_zero;  // every residue class, both signs
+    for (int64_t p = -3 * m; p <= 3 * m; ++p) around_zero.push_back(static_cast<int32_t>(p));
+    for (const std::vector<int32_t>* list : {&ps, &around_zero}) {
+      for (int32_t p : *list) {
+        const uint32_t r = detail::crt_residue(p, tb, t);
+        ASSERT_LT(r, 2 * m) << "t=" << t << " p=" << p;
+        ASSERT_EQ(((int64_t{p} - r) % m + m) % m, 0) << "t=" << t << " p=" << p;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCounts, CrtLimbs, testing::Range(kMinModuli, kMaxModuli + 1),
                          [](const testing::TestParamInfo<int>& pi) {
                            return "s" + std::to_string(pi.param);
                          });

@@ -207,6 +207,14 @@ std::vector<gemm_case> cases() {
     v.push_back({40, 40, 64, 'N', 'N', 0, 1.0, 0.5, 16, ozdgemm::scaling::accurate,
                  input_kind::special, dev, false});
   }
+  // The first and last s of every CRT limb count (limbs_for: s <= 4, 8, 12, 16, 20) that the
+  // loop above leaves out; nonneg inputs put |X| near the CRT bound.
+  for (int s : {4, 5, 9, 12, 13, 17}) {
+    v.push_back({64, 48, 80, 'N', 'T', 0, 1.0, 0.0, s, ozdgemm::scaling::fast,
+                 input_kind::nonneg, false, false});
+    v.push_back({29, 37, 300, 'T', 'N', 1, -1.5, 0.25, s, ozdgemm::scaling::accurate,
+                 input_kind::phi4, s % 2 == 1, false});
+  }
   // k > 2^17: exact k-blocking (two and three blocks).
   v.push_back({3, 2, 131072 + 123, 'T', 'N', 0, 1.0, 0.0, 14, ozdgemm::scaling::fast,
                input_kind::phi05, false, false});
