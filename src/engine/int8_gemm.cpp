@@ -15,10 +15,12 @@ namespace {
 
 // The lt backend's workspace: the 64 MiB the probe allowed where its gains were measured
 // (bench/results/2026-11-29_h200_2d0a646_int8_probe: from 4096^3 up, where one INT32 product
-// plane is 64 MiB or more), and one product plane's size below that, at least 4 MiB, so that
-// small calls do not reserve 64 MiB for nothing.
+// plane is 64 MiB or more), and one product plane's size below that, so that small calls do
+// not reserve 64 MiB for nothing. No floor: the workspace then adds at most 1/s to the s
+// product planes the call holds anyway, so a small OZDGEMM_MAX_WORKSPACE is not taken up by it
+// (a 4 MiB floor sent a 16^3 call native under a 4 MiB cap: gpu_workspace_cap at c035d26).
+// cuBLASLt's heuristic then offers only algorithms that fit the workspace given.
 constexpr size_t kLtWorkspaceMax = size_t{64} << 20;
-constexpr size_t kLtWorkspaceMin = size_t{4} << 20;
 
 std::atomic<int> forced{static_cast<int>(int8_gemm_backend::setting)};
 
@@ -77,7 +79,6 @@ size_t int8_gemm_workspace_bytes(int8_gemm_backend resolved, int64_t m_pad,
   // are multiples of 16), so the result keeps the workspace's 256-byte alignment.
   const double plane = 4.0 * static_cast<double>(m_pad) * static_cast<double>(n_pad);
   if (plane >= static_cast<double>(kLtWorkspaceMax)) return kLtWorkspaceMax;
-  if (plane <= static_cast<double>(kLtWorkspaceMin)) return kLtWorkspaceMin;
   return static_cast<size_t>(plane);
 }
 

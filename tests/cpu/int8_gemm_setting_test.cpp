@@ -90,20 +90,21 @@ TEST(Int8GemmSetting, OverrideWinsUntilReset) {
   EXPECT_EQ(detail::int8_gemm_setting(), env);
 }
 
-// The lt workspace: one INT32 product plane (4 m_pad n_pad bytes) clamped to [4, 64] MiB.
-TEST(Int8GemmSetting, LtWorkspaceIsOneProductPlaneBetween4And64MiB) {
+// The lt workspace: one INT32 product plane (4 m_pad n_pad bytes), at most 64 MiB.
+TEST(Int8GemmSetting, LtWorkspaceIsOneProductPlaneUpTo64MiB) {
   constexpr size_t MiB = size_t{1} << 20;
   for (int64_t m : {int64_t{16}, int64_t{2048}, int64_t{4096}, int64_t{1} << 40})
     EXPECT_EQ(detail::int8_gemm_workspace_bytes(int8_gemm_backend::cublas, m, m), 0u);
   const auto lt = [](int64_t m, int64_t n) {
     return detail::int8_gemm_workspace_bytes(int8_gemm_backend::lt, m, n);
   };
-  EXPECT_EQ(lt(16, 16), 4 * MiB);
+  EXPECT_EQ(lt(16, 16), size_t{4} * 16 * 16);
   EXPECT_EQ(lt(1024, 1024), 4 * MiB);
+  EXPECT_EQ(lt(1024, 16), size_t{4} * 1024 * 16);
   EXPECT_EQ(lt(2048, 2048), 16 * MiB);
   EXPECT_EQ(lt(2048, 1040), size_t{4} * 2048 * 1040);
   EXPECT_EQ(lt(4096, 4096), 64 * MiB);
-  EXPECT_EQ(lt(16384, 16), 4 * MiB);
+  EXPECT_EQ(lt(16384, 16), size_t{4} * 16384 * 16);
   EXPECT_EQ(lt(int64_t{1} << 40, int64_t{1} << 40), 64 * MiB) << "no overflow";
   for (int64_t m = 16; m <= 8192; m += 16 * 37) EXPECT_EQ(lt(m, m + 16) % 256, 0u);
 }
