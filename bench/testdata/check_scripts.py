@@ -78,7 +78,7 @@ def check_page(tmp):
           f"n=16384 phi 4: the failed s=12 row is skipped, s=18/17 matched: {row!r}")
     row = headline_row(page, "0.5", "16384x16384x4096")
     check(row.endswith("| - | - |"), f"rectangular shape has no target: {row!r}")
-    check(re.search(r"\| 0\.5 \| n=16384 \| s=14 accurate \| [^|]+ \| [^|]+ \| fused \(0\) \|",
+    check(re.search(r"\| 0\.5 \| n=16384 \| ozdgemm s=14 accurate \| [^|]+ \| [^|]+ \| fused \(0\) \|",
                     page) is not None, "stage table reports the reduction as fused (0)")
     check("phi=4 n=16384 ozdgemm s=12 fast: ozdgemm::dgemm" in page, "failed row is listed")
     check("(bench_fixture_speedup.png)" in page, "page links the plots present next to it")
@@ -121,6 +121,27 @@ def check_program(bench, tmp):
     check(not os.path.exists(os.path.join(tmp, "out")), "--dry-run writes nothing to $OUT")
 
 
+def check_backends():
+    """Rows of both INT8 GEMM backends (methods ozdgemm and ozdgemm_lt) are ozdgemm rows; at the
+    smallest matching s the faster one is the accuracy-matched pick."""
+    sys.path.insert(0, BENCH_DIR)
+    import bench_csv as bc
+
+    def row(method, s, ms, err):
+        return {"method": method, "mode": "fast", "moduli": str(s), "median_ms": str(ms),
+                "max_rel_err": str(err), "max_scaled_err": str(err)}
+    native = row("cublas_dgemm", "", 10.0, 1e-12)
+    native["moduli"] = ""
+    rows = [native, row("ozdgemm", 14, 8.0, 1e-11), row("ozdgemm_lt", 14, 7.0, 1e-11),
+            row("ozdgemm", 15, 8.5, 5e-13), row("ozdgemm_lt", 15, 8.0, 5e-13),
+            row("ozdgemm", 16, 9.0, 1e-13)]
+    check(bc.is_oz(rows[1]) and bc.is_oz(rows[2]) and not bc.is_oz(native),
+          "ozdgemm and ozdgemm_lt rows are ozdgemm rows, native is not")
+    pick = bc.accuracy_matched(rows, "fast")
+    check(pick is rows[4], f"accuracy-matched: s=15 (s=14 is less accurate), the faster "
+          f"backend (ozdgemm_lt): {pick and (pick['method'], pick['moduli'])}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", help="the ozdgemm_bench program")
@@ -128,6 +149,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_plots(tmp)
         check_page(tmp)
+        check_backends()
         if args.bench:
             check_program(args.bench, tmp)
     print(f"{len(failures)} failure(s)")
