@@ -6,9 +6,11 @@
 // same bits and the choice is about speed only:
 //   lt      cublasLtMatmul with an algorithm chosen once per (device, GEMM shape) and cached,
 //           and a workspace carved from the engine's own (engine/int8_gemm_lt.hpp). The
-//           default: measured faster on the H200 (GEMM stage -11% at 16384^3, equal at 4096^3,
-//           bench/results/2026-11-29_h200_74dd0fc_session4); an earlier attempt with no
-//           workspace had measured slower (bench/results/2026-11-29_h200_467f8ec_session);
+//           default: measured faster on the H200 (GEMM stage 10-14% shorter at 16384^3, equal
+//           or shorter at the sweep's other shapes, bench/results/2026-11-29_h200_5b34dd4_sweep)
+//           except narrow outputs with very long k (2048 x 2048 x 262144: 1.5x slower, there
+//           cublas is faster); an earlier attempt with no workspace had measured slower
+//           (bench/results/2026-11-29_h200_467f8ec_session);
 //   cublas  cublasGemmStridedBatchedEx with CUBLAS_GEMM_DEFAULT (OZDGEMM_INT8_GEMM=cublas).
 // A failing cuBLASLt call falls back to the cublas backend for that GEMM, with a log line.
 #pragma once
