@@ -1,24 +1,27 @@
 // The tiled writer shared by the residue and bound-quantisation kernels: it reads a tile of
 // 32 vectors x 128 k of an operand once (coalesced whichever way the operand is laid out),
-// stages it in shared memory, and then each thread turns 16 consecutive k of one vector into
+// stages it in shared memory, and then each thread turns 8 consecutive k of one vector into
 // per-plane INT8 values and writes every plane (k-contiguous, zero padding included) with
-// one 16-byte store. No barrier inside the plane loop. Included only by kernel translation
-// units. bench/results/2026-11-29_perf_issue4 has the instruction and byte counts.
+// one 8-byte store; the four lanes that share a vector fill one 32-byte sector. No barrier
+// inside the plane loop. Runs of 8 (not 16) keep the per-element state in 64 registers, for
+// twice the resident warps: the writer is bound by instruction issue, not by memory (ncu,
+// bench/results/2026-11-29_h200_d570f95_prep). Included only by kernel translation units.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/gemm_problem.hpp"
 #include "launch_common.cuh"
 
 namespace ozdgemm::detail {
 
-inline constexpr int kPlaneRun = 16;   // consecutive k of one vector per thread: 16 bytes
+inline constexpr int kPlaneRun = 8;    // consecutive k of one vector per thread: 8 bytes
 inline constexpr int kTileVecs = 32;   // vectors per tile
-inline constexpr int kTileK = 128;     // k per tile: 8 runs
-inline constexpr int kTileThreads = kTileVecs * kTileK / kPlaneRun;  // 256
-// k_pad is a multiple of kPad = 16 = kPlaneRun, so a run is wholly inside k_pad or outside,
-// and every run starts 16-byte aligned in its plane (planes, rows and the workspace base are).
+inline constexpr int kTileK = 128;     // k per tile: 16 runs
+inline constexpr int kTileThreads = kTileVecs * kTileK / kPlaneRun;  // 512
+// k_pad is a multiple of kPad = 16, so a run is wholly inside k_pad or outside, and every
+// run starts 8-byte aligned in its plane (planes, rows and the workspace base are).
 static_assert(kPad % kPlaneRun == 0, "a run must not straddle the end of a padded row");
 
 // Four low bytes into one little-endian word (b0 lowest).
@@ -28,19 +31,25 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 
 // Gen: typename vec; vec vector(int64_t v) const;           per-vector input (exponent, ...)
 //      typename state; state prepare(double x, const vec&) const;
-//      void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[4]) const;  plane t's bytes
+//      bool narrow(const state&) const;   the state takes the cheaper plane path (any answer
+//                                         is correct; the warp takes it only if all agree)
+//      template <bool Narrow, bool First> void pack(const state (&st)[kPlaneRun], int t,
+//                                                   uint32_t (&w)[2]) const;
+//          plane t's 8 bytes; First: t == 0, known at compile time (plane 0 is written before
+//          the loop over the others, so neither path branches on t)
 template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                       const double* alpha_dev, Gen gen, int nplanes, int8_t* out) {
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
-  // 32 vectors) and the run reads (one element of 16 vectors per half-warp) are all free of
-  // bank conflicts.
+  // 32 vectors) and the run reads (8 vectors x 2 runs per half-warp) are free of bank
+  // conflicts.
   __shared__ double tile[kTileVecs][kTileK + 1];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  // Run owner: a warp covers 16 vectors x 2 runs, so each store fills 16 whole 32-byte sectors.
-  const int rv = (warp % 2) * 16 + lane % 16;
-  const int rk = ((warp / 2) * 2 + lane / 16) * kPlaneRun;
+  // Run owner: a warp covers 8 vectors x 4 runs; lanes l, l + 8, l + 16, l + 24 hold the 4
+  // runs of one vector, so each 8-byte store of the warp fills 8 whole 32-byte sectors.
+  const int rv = (warp % 4) * 8 + lane % 8;
+  const int rk = ((warp / 4) * 4 + lane / 8) * kPlaneRun;
   const int64_t l0 = static_cast<int64_t>(blockIdx.x) * kTileK;
   const bool skip = skip_inputs(alpha_dev);
   const int64_t plane_size = nvec_pad * k_pad;
@@ -68,14 +77,31 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     if (v >= nvec_pad || l >= k_pad) continue;
     const typename Gen::vec vc = gen.vector(v < nvec ? v : 0);  // padding rows hold zeros
     typename Gen::state st[kPlaneRun];
+    bool narrow = true;
 #pragma unroll
-    for (int i = 0; i < kPlaneRun; ++i) st[i] = gen.prepare(tile[rv][rk + i], vc);
-    int8_t* o = out + v * k_pad + l;
-    for (int t = 0; t < nplanes; ++t) {
-      uint32_t w[4];
-      gen.pack(st, t, w);
-      *reinterpret_cast<uint4*>(o + t * plane_size) = make_uint4(w[0], w[1], w[2], w[3]);
+    for (int i = 0; i < kPlaneRun; ++i) {
+      st[i] = gen.prepare(tile[rv][rk + i], vc);
+      narrow = narrow && gen.narrow(st[i]);
     }
+    auto write_planes = [&](auto narrow_path) {
+      constexpr bool kNarrow = decltype(narrow_path)::value;
+      // The address as an integer: one 64-bit add per plane.
+      uint64_t o = reinterpret_cast<uint64_t>(out + v * k_pad + l);
+      uint32_t w[2];
+      gen.template pack<kNarrow, true>(st, 0, w);
+      *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
+#pragma unroll 1
+      for (int t = 1; t < nplanes; ++t) {
+        o += static_cast<uint64_t>(plane_size);
+        gen.template pack<kNarrow, false>(st, t, w);
+        *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
+      }
+    };
+    // Uniform per warp: the lanes that reached here agree on the path.
+    if (__all_sync(__activemask(), narrow))
+      write_planes(std::true_type{});
+    else
+      write_planes(std::false_type{});
   }
 }
 

@@ -14,18 +14,22 @@ struct residue_gen {
   residue_table rt;
   __device__ vec vector(int64_t v) const { return exps[v]; }
   __device__ state prepare(double x, int e) const { return signed_scale_truncate(x, e); }
-  __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[4]) const {
+  __device__ bool narrow(const state& st) const { return st.c[3] == 0; }  // |V| < 2^60
+  template <bool Narrow, bool First>
+  __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[2]) const {
     uint32_t b[kPlaneRun];
-    if (t == 0) {
+    if (First) {
 #pragma unroll
       for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_byte_256(st[i]);
     } else {
       const residue_consts c = rt.c[t];
 #pragma unroll
-      for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_byte(st[i], c);
+      for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_offset < Narrow ? 3 : 4 > (st[i], c);
     }
+    const uint32_t flip = First ? 0u : kOffsetToInt8;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) w[j] = pack4(b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]);
+    for (int j = 0; j < 2; ++j)
+      w[j] = pack4(b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]) ^ flip;
   }
 };
 

@@ -1,5 +1,5 @@
 // Launcher of residue generation: trunc(x 2^e_v) for every element, one exact integer
-// conversion (no FP64 arithmetic), then s symmetric residues by integer multiply-high
+// conversion (no FP64 arithmetic), then s INT8 residues by integer multiply-high
 // (core/element.hpp), written as INT8 planes [s][nvec_pad][k_pad] with zero padding.
 #pragma once
 

@@ -117,9 +117,11 @@ struct bound_gen {
   __device__ state prepare(double x, int e) const {
     return e == kZeroExponent ? 0 : bound_quantize(x, e);
   }
-  __device__ void pack(const state (&st)[kPlaneRun], int, uint32_t (&w)[4]) const {
+  __device__ bool narrow(const state&) const { return false; }  // one path
+  template <bool, bool>                                         // one plane: only First = true runs
+  __device__ void pack(const state (&st)[kPlaneRun], int, uint32_t (&w)[2]) const {
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 2; ++j)
       w[j] = pack4(static_cast<uint8_t>(st[4 * j]), static_cast<uint8_t>(st[4 * j + 1]),
                    static_cast<uint8_t>(st[4 * j + 2]), static_cast<uint8_t>(st[4 * j + 3]));
   }

@@ -96,16 +96,20 @@ OZDGEMM_HD uint32_t mod_small(uint32_t x, uint32_t m, uint32_t recip) {
   return r >= m ? r - m : r;
 }
 
-// Symmetric residue of trunc(x 2^e) modulo m_t, in [-floor(m/2), ceil(m/2) - 1], which fits
-// int8 for every m <= 256. The chunk sum is < 2^20 (1 + 3 * 255) < 2^30: one reduction.
-OZDGEMM_HD int8_t symmetric_residue(const scaled_int& v, const modulus_table& tb, int t) {
+// The INT8 residue of trunc(x 2^e) modulo m_t: the representative of V = +-|trunc(x 2^e)| in
+// [-128, m - 128), that is ((V + 128) mod m) - 128, which fits int8 for every m <= 256 (for
+// m = 256 it is V's low byte read as int8). This offset range, rather than the symmetric one,
+// lets the kernels finish four residues with one XOR (kernels/residue_table.hpp); the INT8
+// GEMMs only need |residue| <= 128, and the CRT only the class mod m. The chunk sum is < 2^20
+// (1 + 3 * 255) < 2^30: one reduction.
+OZDGEMM_HD int8_t int8_residue(const scaled_int& v, const modulus_table& tb, int t) {
   const uint32_t m = tb.m[t];
   const uint32_t sum = v.c[0] + v.c[1] * tb.chunk_pow[t][1] + v.c[2] * tb.chunk_pow[t][2] +
                        v.c[3] * tb.chunk_pow[t][3];
-  uint32_t r = mod_small(sum, m, tb.recip[t]);
-  if (v.negative && r != 0) r = m - r;
-  const int sr = r >= (m + 1) / 2 ? static_cast<int>(r) - static_cast<int>(m) : static_cast<int>(r);
-  return static_cast<int8_t>(sr);
+  uint32_t r = mod_small(sum, m, tb.recip[t]);  // |V| mod m
+  if (v.negative && r != 0) r = m - r;          // V mod m
+  r = mod_small(r + 128, m, tb.recip[t]);       // (V + 128) mod m
+  return static_cast<int8_t>(static_cast<int>(r) - 128);
 }
 
 // Non-negative residue of an exact INT32 GEMM output. |p| < 2^31 - 2^15 (see the k-block

@@ -53,7 +53,7 @@ std::vector<int8_t> residues(const operand& x, int64_t nvec, int64_t k, const st
   for (int64_t v = 0; v < nvec; ++v)
     for (int64_t l = 0; l < k; ++l) {
       const scaled_int si = scale_truncate(x.at(v, l), e[v]);
-      for (int t = 0; t < tb.s; ++t) r[(t * nvec + v) * k + l] = symmetric_residue(si, tb, t);
+      for (int t = 0; t < tb.s; ++t) r[(t * nvec + v) * k + l] = int8_residue(si, tb, t);
     }
   return r;
 }

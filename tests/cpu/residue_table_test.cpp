@@ -1,8 +1,9 @@
-// The plane writer's residue arithmetic (kernels/residue_table.hpp) against
-// symmetric_residue (core/element.hpp), for every moduli count: the kernels must write the
-// same INT8 planes as before, byte for byte. The chunk sums are driven to both ends of their
-// range (every chunk at 0 or 2^20 - 1, either sign), where the bias and the Barrett step are
-// tightest, then over random chunks and random scaled doubles.
+// The plane writer's residue arithmetic (kernels/residue_table.hpp) against int8_residue
+// (core/element.hpp), for every moduli count and both chunk paths: the kernels must write the
+// host reference's INT8 planes byte for byte. The chunk sums are driven to both ends of their
+// range (every chunk at 0 or 2^20 - 1, either sign), where the bias and the exact quotient
+// are tightest, then over random chunks and random scaled doubles. The exact quotient is also
+// checked against y / m for every y in the range the chunk sums reach, on a stride.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,8 +31,11 @@ signed_chunks signed_of(const scaled_int& u) {
   return r;
 }
 
+// The byte the kernel writes for plane t, through the three- or four-chunk path.
+template <int Chunks>
 int8_t new_residue(const signed_chunks& v, const residue_table& rt, int t) {
-  const uint32_t b = t == 0 ? detail::residue_byte_256(v) : detail::residue_byte(v, rt.c[t]);
+  const uint32_t b = t == 0 ? detail::residue_byte_256(v)
+                            : detail::residue_offset<Chunks>(v, rt.c[t]) ^ detail::kOffsetToInt8;
   return static_cast<int8_t>(static_cast<uint8_t>(b & 0xFFu));
 }
 
@@ -40,17 +44,20 @@ int compare_all_planes(const scaled_int& u, const modulus_table& tb, const resid
   const signed_chunks v = signed_of(u);
   int bad = 0;
   for (int t = 0; t < tb.s; ++t) {
-    const int8_t want = detail::symmetric_residue(u, tb, t);
-    const int8_t got = new_residue(v, rt, t);
-    if (want != got && ++bad <= 3)
-      ADD_FAILURE() << "s=" << tb.s << " t=" << t << " m=" << tb.m[t] << " chunks " << u.c[0]
-                    << "," << u.c[1] << "," << u.c[2] << "," << u.c[3] << " neg=" << u.negative
-                    << ": want " << int(want) << " got " << int(got);
+    const int8_t want = detail::int8_residue(u, tb, t);
+    const int8_t got = new_residue<4>(v, rt, t);
+    // The three-chunk path is taken only when chunk 3 is zero, and must then agree.
+    const int8_t got3 = v.c[3] == 0 ? new_residue<3>(v, rt, t) : want;
+    if ((want != got || want != got3) && ++bad <= 3)
+      ADD_FAILURE() << "s=" << tb.s << " t=" << t << " m=" << tb.m[t] << " chunks " << u.c[0] << ","
+                    << u.c[1] << "," << u.c[2] << "," << u.c[3] << " neg=" << u.negative
+                    << ": want " << int(want) << " got " << int(got) << " (3 chunks: " << int(got3)
+                    << ")";
   }
   return bad;
 }
 
-TEST(ResidueTable, ExtremeChunkSumsMatchSymmetricResidue) {
+TEST(ResidueTable, ExtremeChunkSumsMatchInt8Residue) {
   constexpr uint32_t kMax = (1u << 20) - 1;
   for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
     const modulus_table& tb = detail::moduli_for(s);
@@ -69,7 +76,7 @@ TEST(ResidueTable, ExtremeChunkSumsMatchSymmetricResidue) {
   }
 }
 
-TEST(ResidueTable, RandomChunksMatchSymmetricResidue) {
+TEST(ResidueTable, RandomChunksMatchInt8Residue) {
   std::mt19937_64 rng(20261129);
   for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
     const modulus_table& tb = detail::moduli_for(s);
@@ -87,7 +94,7 @@ TEST(ResidueTable, RandomChunksMatchSymmetricResidue) {
 
 // The path the kernel takes: signed_scale_truncate of real doubles at the exponents the
 // scaling can produce (|x 2^e| < 2^78), zeros, subnormals and non-finite values included.
-TEST(ResidueTable, ScaledDoublesMatchSymmetricResidue) {
+TEST(ResidueTable, ScaledDoublesMatchInt8Residue) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> mant(-1.0, 1.0);
   std::uniform_int_distribution<int> expo(-1074, 1023);
@@ -108,6 +115,28 @@ TEST(ResidueTable, ScaledDoublesMatchSymmetricResidue) {
       bad += compare_all_planes(u, tb, rt);
     }
     EXPECT_EQ(bad, 0) << "s=" << s;
+  }
+}
+
+// residue_offset's quotient umulhi(y, magic) >> 7 against y / m, for every odd modulus, over
+// the whole range the chunk sums can reach (y < 2^31) on a prime stride, plus both ends of it
+// and every y within 2^16 of a multiple of m near the top, where an inexact magic fails first.
+TEST(ResidueTable, ExactQuotientOverTheWholeRange) {
+  const residue_table rt = detail::make_residue_table(detail::moduli_for(detail::kMaxModuli));
+  for (int t = 1; t < detail::kMaxModuli; ++t) {
+    const uint32_t m = 0u - rt.c[t].neg_m, magic = rt.c[t].magic;
+    ASSERT_EQ(m, detail::kModuli[t]);
+    int64_t bad = 0;
+    auto check = [&](uint32_t y) {
+      const uint32_t q = detail::umulhi32(y, magic) >> 7;
+      if (q != y / m && ++bad <= 3) ADD_FAILURE() << "m=" << m << " y=" << y << " q=" << q;
+    };
+    for (uint64_t y = 0; y < (uint64_t{1} << 31); y += 4099) check(static_cast<uint32_t>(y));
+    const uint32_t top = (uint32_t{1} << 31) - 1;
+    for (uint32_t y = top - (1u << 16); y < top; ++y) check(y);
+    check(top);
+    for (uint32_t y = 0; y < (1u << 16); ++y) check(y);
+    EXPECT_EQ(bad, 0) << "m=" << m;
   }
 }
 

@@ -1,5 +1,5 @@
 // The per-element integer views of FP64 data (core/element.hpp): exponent_of, quantize_up,
-// scale_truncate + symmetric_residue, mod_small, product_residue. Every result is compared
+// scale_truncate + int8_residue, mod_small, product_residue. Every result is compared
 // with an exact reference computed independently (frexp/ldexp into __int128, or plain `%`).
 #include <gtest/gtest.h>
 
@@ -92,7 +92,7 @@ i128 mod_floor(i128 x, i128 m) {
   return r < 0 ? r + m : r;
 }
 
-// Checks scale_truncate(x, e) and every symmetric residue of it for every moduli count.
+// Checks scale_truncate(x, e) and every INT8 residue of it for every moduli count.
 void check_scaled(double x, int e) {
   SCOPED_TRACE(testing::Message() << "x=" << std::hexfloat << x << std::defaultfloat
                                   << " e=" << e);
@@ -107,10 +107,10 @@ void check_scaled(double x, int e) {
     const detail::modulus_table& tb = detail::moduli_for(s);
     for (int t = 0; t < s; ++t) {
       const int m = static_cast<int>(tb.m[t]);
-      const int r = detail::symmetric_residue(v, tb, t);
-      // The symmetric range [-floor(m/2), ceil(m/2) - 1] holds exactly m values, one per class.
-      ASSERT_GE(r, -(m / 2)) << "s=" << s << " t=" << t;
-      ASSERT_LE(r, (m + 1) / 2 - 1) << "s=" << s << " t=" << t;
+      const int r = detail::int8_residue(v, tb, t);
+      // The range [-128, m - 128) holds exactly m values, one per class, all within int8.
+      ASSERT_GE(r, -128) << "s=" << s << " t=" << t;
+      ASSERT_LT(r, m - 128) << "s=" << s << " t=" << t;
       ASSERT_TRUE(mod_floor(expect - r, m) == 0) << "not congruent: s=" << s << " m=" << m;
     }
   }
@@ -232,7 +232,7 @@ TEST(ScaleTruncate, ZerosAndNonFiniteGiveZero) {
       const detail::scaled_int v = detail::scale_truncate(x, e);
       EXPECT_EQ(v.c[0] | v.c[1] | v.c[2] | v.c[3], 0u) << x << " e=" << e;
       const detail::modulus_table& tb = detail::moduli_for(detail::kMaxModuli);
-      for (int t = 0; t < tb.s; ++t) EXPECT_EQ(detail::symmetric_residue(v, tb, t), 0);
+      for (int t = 0; t < tb.s; ++t) EXPECT_EQ(detail::int8_residue(v, tb, t), 0);
     }
 }
 

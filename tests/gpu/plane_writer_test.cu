@@ -1,5 +1,5 @@
 // The tiled plane writer (kernels/planes.cuh) byte for byte against the host definitions:
-// launch_residues against scale_truncate + symmetric_residue, launch_bound_quantize against
+// launch_residues against scale_truncate + int8_residue, launch_bound_quantize against
 // bound_quantize, for both operand layouts, sizes that leave partial tiles in both
 // directions, a leading dimension larger than the vector, and the zero padding. The end-to-end
 // bit-identity tests cover these kernels too; this one says which plane and byte went wrong.
@@ -86,7 +86,7 @@ TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
         for (int64_t l = 0; l < k_pad; ++l) {
           int8_t want = 0;
           if (v < sh.nvec && l < sh.k)
-            want = detail::symmetric_residue(detail::scale_truncate(h.at(v, l), exps[v]), tb, t);
+            want = detail::int8_residue(detail::scale_truncate(h.at(v, l), exps[v]), tb, t);
           const int8_t g = got[t * plane + v * k_pad + l];
           if (g != want && ++bad <= 5)
             ADD_FAILURE() << "s=" << s << " plane " << t << " v=" << v << " l=" << l << ": want "
