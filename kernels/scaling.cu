@@ -9,19 +9,24 @@
 namespace ozdgemm::detail {
 namespace {
 
-constexpr int kScanChunk = 2048;  // elements of one vector handled by one block
+// Elements of one vector handled by one block: 2048, halved (down to 128) while the grid
+// has fewer than kScanBlocks blocks, so that small operands still fill the GPU (n = 2048,
+// A column-major: 64 blocks at 2048, 1024 at 128). The per-vector results are integer
+// atomics (max, or, add), so the chunking changes no bit.
+constexpr int kScanChunkMax = 2048, kScanChunkMin = 128;
+constexpr int64_t kScanBlocks = 2048;  // 132 SMs x 8 resident blocks of 256 threads, twice
 
 // Generic per-vector reduction. Op: acc_t, init(), add(acc&, double, int64 v), merge(acc&, acc),
 // commit(int64 v, acc) (an integer atomic). k-contiguous: a warp per vector, lanes along l;
 // vector-contiguous: lanes along v, the 8 warps split l and meet in shared memory.
 template <bool KContig, class Op>
-__global__ void __launch_bounds__(256) scan_kernel(operand x, int64_t nvec, int64_t k,
-                                                   const double* alpha_dev, Op op) {
+__global__ void __launch_bounds__(256)
+    scan_kernel(operand x, int64_t nvec, int64_t k, int chunk, const double* alpha_dev, Op op) {
   if (skip_inputs(alpha_dev)) return;
   using acc_t = typename Op::acc_t;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * kScanChunk;
-  const int64_t l1 = l0 + kScanChunk < k ? l0 + kScanChunk : k;
+  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * chunk;
+  const int64_t l1 = l0 + chunk < k ? l0 + chunk : k;
   if (KContig) {
     for (int64_t v = static_cast<int64_t>(blockIdx.y) * 8 + warp; v < nvec;
          v += static_cast<int64_t>(gridDim.y) * 8) {
@@ -53,13 +58,14 @@ __global__ void __launch_bounds__(256) scan_kernel(operand x, int64_t nvec, int6
 template <class Op>
 void launch_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev, const Op& op,
                  cudaStream_t stream) {
-  const unsigned gx = grid_dim(k, kScanChunk);
+  const unsigned gy = x.k_contiguous ? grid_dim(nvec, 8, 65535) : grid_dim(nvec, 32, 65535);
+  int chunk = kScanChunkMax;
+  while (chunk > kScanChunkMin && int64_t{grid_dim(k, chunk)} * gy < kScanBlocks) chunk /= 2;
+  const dim3 grid(grid_dim(k, chunk), gy);
   if (x.k_contiguous)
-    scan_kernel<true><<<dim3(gx, grid_dim(nvec, 8, 65535)), 256, 0, stream>>>(x, nvec, k, alpha_dev,
-                                                                              op);
+    scan_kernel<true><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
   else
-    scan_kernel<false><<<dim3(gx, grid_dim(nvec, 32, 65535)), 256, 0, stream>>>(x, nvec, k,
-                                                                               alpha_dev, op);
+    scan_kernel<false><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
 }
 
 struct exponent_op {
