@@ -114,6 +114,12 @@ struct plan_key {
                     align_b, align_c, workspace);
   }
   bool operator<(const plan_key& o) const { return tied() < o.tied(); }
+  // The same GEMM at other operand alignments (a later k-block starts k0 bytes further on).
+  bool same_but_alignment(const plan_key& o) const {
+    return std::tie(device, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
+                    workspace) == std::tie(o.device, o.m, o.n, o.k, o.lda, o.ldb, o.ldc, o.batch,
+                                           o.stride_a, o.stride_b, o.stride_c, o.workspace);
+  }
 };
 
 // Read-only once published (warned aside), so one plan serves every thread.
@@ -157,6 +163,18 @@ std::shared_ptr<const plan> find_plan(const plan_key& key) {
   std::lock_guard<std::mutex> lock(plans_mutex);
   const auto it = plans().find(key);
   return it == plans().end() ? nullptr : it->second;
+}
+
+// Whether timing handed the same GEMM at other operand alignments to cublasGemmEx. A plan
+// that cannot be timed now takes that choice over until it is timed itself: the accumulating
+// k-blocks of a long k are never timed (their C holds the sums so far), and their operands
+// start k0 bytes into the first block's, so their key differs from the timed first block's
+// in alignment only. A scan of at most kMaxPlans entries, when such a plan is made.
+bool timing_chose_cublas_elsewhere(const plan_key& key) {
+  std::lock_guard<std::mutex> lock(plans_mutex);
+  for (const auto& [k, p] : plans())
+    if (p->cublas_faster && !p->provisional && k.same_but_alignment(key)) return true;
+  return false;
 }
 
 // Publishes `p` unless another thread published a final plan for the key meanwhile (that one
@@ -347,6 +365,15 @@ std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasHandle_t blas, con
   // ran, nothing was compared: the heuristic's first stays, and a failing call falls back
   // (with a warning) as before.
   p->cublas_faster = lt_timed && cublas_timed && (forced || cublas_ms < best_ms);
+  if (p->provisional && timing_chose_cublas_elsewhere(key)) {
+    p->cublas_faster = true;
+    log_nothrow(spdlog::level::debug,
+                "INT8 GEMM {}x{}x{} (batch {}) on device {}: untimed for now (capture or "
+                "accumulation); cublasGemmEx serves it, as timing chose for it at other operand "
+                "alignments",
+                s.m, s.n, s.k, s.batch, key.device);
+    return p;
+  }
   if (p->cublas_faster) {
     log_nothrow(spdlog::level::debug,
                 "INT8 GEMM {}x{}x{} (batch {}) on device {}: cublasGemmEx {:.3f} ms beats "

@@ -10,13 +10,16 @@
 //   - for those timed shapes, whether cublasGemmEx serves it instead: the call int8_gemm()
 //     makes without cuBLASLt is timed alongside the candidates, and when it is strictly faster
 //     than all of them the plan hands the shape to it (narrow outputs with very long k: 1.5x
-//     faster at 2048 x 2048 x 131056, bench/results/2026-11-29_h200_5b34dd4_sweep).
+//     faster at 2048 x 2048 x 131056, bench/results/2026-11-29_h200_5b34dd4_sweep). A plan
+//     that cannot be timed yet follows the choice timing made for the same GEMM at other
+//     operand alignments (a long k's later, accumulating k-blocks: see below).
 // Timing runs the candidates into C with beta = 0, so it happens only on a call that
 // overwrites C (not an accumulating k-block), never while the stream is being captured into a
 // CUDA graph, and costs one host synchronisation per timed shape. A shape first seen under
-// capture (or accumulating) gets the heuristic's first, marked to be timed by the next call
-// that can. Steady state: a map lookup under a mutex, then one cublasLtMatmul on the caller's
-// stream; no host synchronisation, nothing allocated, capturable.
+// capture (or accumulating) gets the heuristic's first (or cublasGemmEx, as above), marked to
+// be timed by the next call that can. Steady state: a map lookup under a mutex, then one
+// cublasLtMatmul on the caller's stream; no host synchronisation, nothing allocated,
+// capturable.
 //
 // The cuBLASLt handle is the private cuBLAS handle, cast: cuBLAS documents that any valid
 // cublasHandle_t may be used in place of a cublasLtHandle_t. libcublasLt.so.13 is loaded on

@@ -243,6 +243,38 @@ TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
   ozdgemm_release_handle(handle_);
 }
 
+// A long k: the first k-block overwrites C and is timed (cublasGemmEx made to win); the second
+// accumulates, cannot be timed, and starts 131056 bytes into the operands (another alignment,
+// so another plan): it follows the first block's choice, so that no k-block of the product
+// runs on cuBLASLt. 80 x 80 x 2 k-blocks, s = 14: each block's batched GEMM is over 2^33.
+TEST_F(GpuTest, LtBackendLaterKBlocksFollowTheTimedChoice) {
+  backend_scope restore;
+  const api_case t{80, 80, 2 * 131056, CUBLAS_OP_T, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
+  api_inputs in(t);
+  const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
+  lt_prefer_cublas_next_for_testing(1);
+  const lt_watch w1;
+  const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d1 = w1.done("two k-blocks, timing chose cublasGemmEx");
+  lt_prefer_cublas_next_for_testing(0);
+  const lt_watch w2;
+  const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d2 = w2.done("two k-blocks again");
+  EXPECT_TRUE(same_bits(ref, first));
+  EXPECT_TRUE(same_bits(ref, second));
+  EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
+  EXPECT_GE(d1.plans, 1);
+  EXPECT_EQ(d1.timed, 1) << "only the first k-block overwrites C";
+  EXPECT_GE(d1.cublas_chosen, 2) << "both k-blocks";
+  EXPECT_EQ(d1.matmuls, 0) << "a k-block ran on cuBLASLt";
+  EXPECT_EQ(d1.fallbacks, 0);
+  EXPECT_EQ(d2.plans, 0);
+  EXPECT_EQ(d2.timed, 0);
+  EXPECT_EQ(d2.cublas_chosen, d1.cublas_chosen);
+  EXPECT_EQ(d2.matmuls, 0);
+  ozdgemm_release_handle(handle_);
+}
+
 // Graph capture: a captured call replays the bits of an eager cublas call, for a shape whose
 // plan exists (made eagerly) and for shapes first seen under capture: a small one, and a large
 // one, which gets the heuristic's first algorithm without timing (no synchronisation may
