@@ -94,7 +94,8 @@ void int8_gemm(const int8_gemm_target& t, int64_t m_pad, int64_t n_pad, int64_t 
     if (lt_int8_gemm(t.handle, t.stream, shape, a + k0, b + k0, c, accumulate, t.lt_workspace,
                      t.lt_workspace_bytes))
       return;
-    // Not served (logged there); nothing that changes C was enqueued: cublasGemmEx below.
+    // Not served (a failure, logged there, or a shape whose timing chose cublasGemmEx);
+    // nothing that changes C was enqueued, beyond timing's C = A^T B: cublasGemmEx below.
   }
   OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
       t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),

@@ -10,9 +10,13 @@
 //           or shorter at the sweep's other shapes, bench/results/2026-11-29_h200_5b34dd4_sweep)
 //           except narrow outputs with very long k (2048 x 2048 x 262144: 1.5x slower, there
 //           cublas is faster); an earlier attempt with no workspace had measured slower
-//           (bench/results/2026-11-29_h200_467f8ec_session);
+//           (bench/results/2026-11-29_h200_467f8ec_session). Since that sweep, for large GEMMs
+//           (those whose cuBLASLt algorithm it times) the lt backend times the cublas backend's
+//           cublasGemmEx call alongside its candidates and keeps the faster, so a shape where
+//           cublasGemmEx wins runs on it;
 //   cublas  cublasGemmStridedBatchedEx with CUBLAS_GEMM_DEFAULT (OZDGEMM_INT8_GEMM=cublas).
 // A failing cuBLASLt call falls back to the cublas backend for that GEMM, with a log line.
+// Both backends run on the same private handle and stream.
 #pragma once
 
 #include <cublas_v2.h>

@@ -25,6 +25,7 @@ constexpr const char* kLtLibrary = "libcublasLt.so.13";
 constexpr double kTimedWork = 8589934592.0;  // 2^33
 constexpr int kTimedCandidates = 8;  // the probe's fastest were the heuristic's #0, #2, #3, #4
 constexpr int kTimedRuns = 2;        // per candidate, after one warm-up; the minimum counts
+                                     // (cublasGemmEx, timed alongside, is one more candidate)
 constexpr size_t kMaxPlans = 4096;   // shapes cached per process; beyond, cublasGemmEx
 
 // The cuBLASLt entry points, resolved on first use. Logging must not throw out of here.
@@ -80,12 +81,13 @@ const lt_api* api() noexcept {
   return loaded;
 }
 
-std::atomic<long long> n_matmuls{0}, n_fallbacks{0}, n_plans{0}, n_timed{0};
-std::atomic<int> failures_to_inject{0};
+std::atomic<long long> n_matmuls{0}, n_fallbacks{0}, n_plans{0}, n_timed{0}, n_cublas_chosen{0};
+std::atomic<int> failures_to_inject{0}, cublas_preferences{0};
 
-bool take_injected_failure() noexcept {
-  int left = failures_to_inject.load(std::memory_order_relaxed);
-  while (left > 0 && !failures_to_inject.compare_exchange_weak(left, left - 1)) {
+// Takes one of the test hooks' remaining counts; false when none is left.
+bool take_one(std::atomic<int>& left_count) noexcept {
+  int left = left_count.load(std::memory_order_relaxed);
+  while (left > 0 && !left_count.compare_exchange_weak(left, left - 1)) {
   }
   return left > 0;
 }
@@ -112,6 +114,12 @@ struct plan_key {
                     align_b, align_c, workspace);
   }
   bool operator<(const plan_key& o) const { return tied() < o.tied(); }
+  // The same GEMM at other operand alignments (a later k-block starts k0 bytes further on).
+  bool same_but_alignment(const plan_key& o) const {
+    return std::tie(device, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c,
+                    workspace) == std::tie(o.device, o.m, o.n, o.k, o.lda, o.ldb, o.ldc, o.batch,
+                                           o.stride_a, o.stride_b, o.stride_c, o.workspace);
+  }
 };
 
 // Read-only once published (warned aside), so one plan serves every thread.
@@ -122,6 +130,9 @@ struct plan {
   cublasLtMatmulAlgo_t algo{};
   bool usable = false;       // false: cuBLASLt offers nothing here; cublasGemmEx serves it
   bool provisional = false;  // the heuristic's first where timing is owed (see the header)
+  // Timing found cublasGemmEx strictly faster than every cuBLASLt candidate: the caller's
+  // cublasGemmEx serves the shape, as chosen (counted in cublas_chosen, not a fallback).
+  bool cublas_faster = false;
   mutable std::atomic<bool> warned{false};
   // cuBLASLt does not promise that a descriptor may be read by two calls at once; launches of
   // one shape from several threads take turns (a launch is microseconds, the GEMM runs after).
@@ -152,6 +163,18 @@ std::shared_ptr<const plan> find_plan(const plan_key& key) {
   std::lock_guard<std::mutex> lock(plans_mutex);
   const auto it = plans().find(key);
   return it == plans().end() ? nullptr : it->second;
+}
+
+// Whether timing handed the same GEMM at other operand alignments to cublasGemmEx. A plan
+// that cannot be timed now takes that choice over until it is timed itself: the accumulating
+// k-blocks of a long k are never timed (their C holds the sums so far), and their operands
+// start k0 bytes into the first block's, so their key differs from the timed first block's
+// in alignment only. A scan of at most kMaxPlans entries, when such a plan is made.
+bool timing_chose_cublas_elsewhere(const plan_key& key) {
+  std::lock_guard<std::mutex> lock(plans_mutex);
+  for (const auto& [k, p] : plans())
+    if (p->cublas_faster && !p->provisional && k.same_but_alignment(key)) return true;
+  return false;
 }
 
 // Publishes `p` unless another thread published a final plan for the key meanwhile (that one
@@ -236,14 +259,31 @@ struct event_pair {
   }
 };
 
-// Times the candidates on `stream`, each writing C = A^T B (beta = 0), and returns the index
-// of the fastest, or -1 when none could be timed. One host synchronisation per timed run.
+// Times `run` (which enqueues one GEMM writing C = A^T B on `stream`): one warm-up, then
+// kTimedRuns runs between the two events, each followed by one host synchronisation; the
+// minimum in *ms. False when any step fails: the candidate is dropped, and the error state is
+// cleared (a failed candidate is not this call's error).
+template <class Run>
+bool time_one(const event_pair& ev, cudaStream_t stream, Run run, float* ms) {
+  bool ok = run();  // warm-up; an algorithm that refuses is skipped
+  for (int r = 0; r < kTimedRuns && ok; ++r) {
+    float t = 0;
+    ok = cudaEventRecord(ev.start, stream) == cudaSuccess && run() &&
+         cudaEventRecord(ev.stop, stream) == cudaSuccess &&
+         cudaEventSynchronize(ev.stop) == cudaSuccess &&
+         cudaEventElapsedTime(&t, ev.start, ev.stop) == cudaSuccess;
+    *ms = r == 0 ? t : (t < *ms ? t : *ms);
+  }
+  if (!ok) (void)cudaGetLastError();
+  return ok;
+}
+
+// Times the cuBLASLt candidates, each writing C = A^T B (beta = 0), and returns the index of
+// the fastest (its time in *best_ms), or -1 when none could be timed.
 int fastest(const lt_api& lt, cublasLtHandle_t handle, const plan& p,
             const cublasLtMatmulHeuristicResult_t* cand, int count, const int8_t* a,
             const int8_t* b, int32_t* c, void* ws, size_t ws_bytes, cudaStream_t stream,
-            float* best_ms) {
-  event_pair ev;
-  if (!ev.ok()) return -1;
+            const event_pair& ev, float* best_ms) {
   const int32_t one = 1, zero = 0;
   int chosen = -1;
   for (int i = 0; i < count; ++i) {
@@ -251,22 +291,8 @@ int fastest(const lt_api& lt, cublasLtHandle_t handle, const plan& p,
       return lt.matmul(handle, p.desc, &one, a, p.la, b, p.lb, &zero, c, p.lc, c, p.lc,
                        &cand[i].algo, ws, ws_bytes, stream) == CUBLAS_STATUS_SUCCESS;
     };
-    if (!run()) continue;  // warm-up; an algorithm that refuses is skipped
     float ms = 0;
-    bool ok = true;
-    for (int r = 0; r < kTimedRuns && ok; ++r) {
-      float t = 0;
-      ok = cudaEventRecord(ev.start, stream) == cudaSuccess && run() &&
-           cudaEventRecord(ev.stop, stream) == cudaSuccess &&
-           cudaEventSynchronize(ev.stop) == cudaSuccess &&
-           cudaEventElapsedTime(&t, ev.start, ev.stop) == cudaSuccess;
-      ms = r == 0 ? t : (t < ms ? t : ms);
-    }
-    if (!ok) {
-      (void)cudaGetLastError();  // a failed event call is not this call's error
-      continue;
-    }
-    if (chosen < 0 || ms < *best_ms) {
+    if (time_one(ev, stream, run, &ms) && (chosen < 0 || ms < *best_ms)) {
       chosen = i;
       *best_ms = ms;
     }
@@ -274,13 +300,31 @@ int fastest(const lt_api& lt, cublasLtHandle_t handle, const plan& p,
   return chosen;
 }
 
+// Times the call int8_gemm() (engine/int8_gemm.cpp) makes when the lt backend hands a GEMM
+// back: cublasGemmStridedBatchedEx, INT8 in, INT32 out, CUBLAS_GEMM_DEFAULT, beta = 0, on
+// `handle` (the engine's private handle, bound to `stream`). False when it failed.
+bool time_cublas(cublasHandle_t handle, const lt_gemm_shape& s, const int8_t* a, const int8_t* b,
+                 int32_t* c, cudaStream_t stream, const event_pair& ev, float* ms) {
+  const int32_t one = 1, zero = 0;
+  auto run = [&] {
+    return cublas_gemm_strided_batched_ex(
+               handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.m), static_cast<int>(s.n),
+               static_cast<int>(s.k), &one, a, CUDA_R_8I, static_cast<int>(s.lda), s.stride_a, b,
+               CUDA_R_8I, static_cast<int>(s.ldb), s.stride_b, &zero, c, CUDA_R_32I,
+               static_cast<int>(s.ldc), s.stride_c, s.batch, CUBLAS_COMPUTE_32I,
+               CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+  };
+  return time_one(ev, stream, run, ms);
+}
+
 // Makes the plan for `key`: descriptors, the heuristic's candidates, and with `timed` the
-// fastest of them (else the first). An unusable plan (usable == false) is cached as well, so
-// that a shape cuBLASLt cannot serve is asked about once.
-std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasLtHandle_t handle,
-                                      const plan_key& key, const lt_gemm_shape& s, bool large,
-                                      bool timed, const int8_t* a, const int8_t* b, int32_t* c,
-                                      void* ws, size_t ws_bytes, cudaStream_t stream) {
+// fastest of them and cublasGemmEx (else the heuristic's first). An unusable plan (usable ==
+// false) is cached as well, so that a shape cuBLASLt cannot serve is asked about once.
+std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasHandle_t blas, const plan_key& key,
+                                      const lt_gemm_shape& s, bool large, bool timed,
+                                      const int8_t* a, const int8_t* b, int32_t* c, void* ws,
+                                      size_t ws_bytes, cudaStream_t stream) {
+  const auto handle = reinterpret_cast<cublasLtHandle_t>(blas);  // as in lt_int8_gemm
   auto p = std::make_shared<plan>();
   p->lt = &lt;
   n_plans.fetch_add(1, std::memory_order_relaxed);
@@ -298,23 +342,56 @@ std::shared_ptr<const plan> make_plan(const lt_api& lt, cublasLtHandle_t handle,
     return p;
   }
   int chosen = 0;
-  float best_ms = 0;
-  if (timed && count > 1) {
-    const int i = fastest(lt, handle, *p, cand, count, a, b, c, ws, ws_bytes, stream, &best_ms);
-    if (i >= 0) {
-      chosen = i;
-      n_timed.fetch_add(1, std::memory_order_relaxed);
+  float best_ms = 0, cublas_ms = 0;
+  bool lt_timed = false, cublas_timed = false, forced = false;
+  if (timed) {
+    const event_pair ev;
+    if (ev.ok()) {
+      const int i =
+          fastest(lt, handle, *p, cand, count, a, b, c, ws, ws_bytes, stream, ev, &best_ms);
+      lt_timed = i >= 0;
+      if (lt_timed) {
+        chosen = i;
+        n_timed.fetch_add(1, std::memory_order_relaxed);
+        cublas_timed = time_cublas(blas, s, a, b, c, stream, ev, &cublas_ms);
+        forced = take_one(cublas_preferences);  // test-only
+      }
     }
   }
   p->algo = cand[chosen].algo;
   p->usable = true;
   p->provisional = large && !timed;
+  // Strictly faster only: on a tie cuBLASLt keeps the shape. When none of cuBLASLt's candidates
+  // ran, nothing was compared: the heuristic's first stays, and a failing call falls back
+  // (with a warning) as before.
+  p->cublas_faster = lt_timed && cublas_timed && (forced || cublas_ms < best_ms);
+  if (p->provisional && timing_chose_cublas_elsewhere(key)) {
+    p->cublas_faster = true;
+    log_nothrow(spdlog::level::debug,
+                "INT8 GEMM {}x{}x{} (batch {}) on device {}: untimed for now (capture or "
+                "accumulation); cublasGemmEx serves it, as timing chose for it at other operand "
+                "alignments",
+                s.m, s.n, s.k, s.batch, key.device);
+    return p;
+  }
+  if (p->cublas_faster) {
+    log_nothrow(spdlog::level::debug,
+                "INT8 GEMM {}x{}x{} (batch {}) on device {}: cublasGemmEx {:.3f} ms beats "
+                "cuBLASLt's best {:.3f} ms{}; cublasGemmEx serves this shape",
+                s.m, s.n, s.k, s.batch, key.device, cublas_ms, best_ms,
+                forced ? " (or a test forced it)" : "");
+    return p;
+  }
+  std::string how = "small GEMM, not timed";
+  if (p->provisional) how = "untimed for now: capture or accumulation";
+  if (timed)
+    how = !lt_timed ? std::string("timing failed")
+                    : fmt::format("timed, {:.3f} ms; cublasGemmEx {}", best_ms,
+                                  cublas_timed ? fmt::format("{:.3f} ms", cublas_ms)
+                                               : std::string("failed"));
   log_nothrow(spdlog::level::debug,
               "INT8 GEMM {}x{}x{} (batch {}) on device {} via cuBLASLt: heuristic's #{} of {} ({})",
-              s.m, s.n, s.k, s.batch, key.device, chosen, count,
-              timed ? fmt::format("timed, {:.3f} ms", best_ms)
-                    : (p->provisional ? std::string("untimed for now: capture or accumulation")
-                                      : std::string("small GEMM, not timed")));
+              s.m, s.n, s.k, s.batch, key.device, chosen, count, how);
   return p;
 }
 
@@ -365,7 +442,7 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
       const bool captured = capturing(stream);
       if (p == nullptr || !captured) {
         const bool timed = large && !accumulate && !captured;
-        p = publish(key, make_plan(*lt, lt_handle, key, s, large, timed, a, b, c, workspace,
+        p = publish(key, make_plan(*lt, handle, key, s, large, timed, a, b, c, workspace,
                                    workspace_bytes, stream));
         if (p == nullptr) {  // said once per process
           static std::atomic<bool> said{false};
@@ -377,13 +454,17 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
         }
       }
     }
+    if (p->cublas_faster) {
+      n_cublas_chosen.fetch_add(1, std::memory_order_relaxed);
+      return false;  // as timing chose (said at debug level when the plan was made)
+    }
     if (!p->usable) {
       n_fallbacks.fetch_add(1, std::memory_order_relaxed);
       return false;  // said when the plan was made
     }
     const int32_t one = 1, zero = 0;
     cublasStatus_t st = CUBLAS_STATUS_EXECUTION_FAILED;
-    if (!take_injected_failure()) {
+    if (!take_one(failures_to_inject)) {
       std::lock_guard<std::mutex> lock(p->use);
       st = lt->matmul(lt_handle, p->desc, &one, a, p->la, b, p->lb, accumulate ? &one : &zero, c,
                       p->lc, c, p->lc, &p->algo, workspace, workspace_bytes, stream);
@@ -399,9 +480,12 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
 }
 
 lt_counts lt_counts_now() noexcept {
-  return lt_counts{n_matmuls.load(), n_fallbacks.load(), n_plans.load(), n_timed.load()};
+  return lt_counts{n_matmuls.load(), n_fallbacks.load(), n_plans.load(), n_timed.load(),
+                   n_cublas_chosen.load()};
 }
 
 void lt_fail_next_for_testing(int count) noexcept { failures_to_inject.store(count); }
+
+void lt_prefer_cublas_next_for_testing(int count) noexcept { cublas_preferences.store(count); }
 
 }  // namespace ozdgemm::detail

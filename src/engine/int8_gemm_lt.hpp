@@ -6,13 +6,20 @@
 //     reserved (int8_gemm_workspace_bytes) and the operands' actual alignment; for large GEMMs
 //     (kTimedWork multiply-adds or more) the heuristic's first kTimedCandidates are timed once
 //     on the caller's stream and the fastest kept (bench/results/2026-11-29_h200_2d0a646_
-//     int8_probe: the heuristic's #2 was 1.105x faster than its #0 at 16384^3).
+//     int8_probe: the heuristic's #2 was 1.105x faster than its #0 at 16384^3);
+//   - for those timed shapes, whether cublasGemmEx serves it instead: the call int8_gemm()
+//     makes without cuBLASLt is timed alongside the candidates, and when it is strictly faster
+//     than all of them the plan hands the shape to it (narrow outputs with very long k: 1.5x
+//     faster at 2048 x 2048 x 131056, bench/results/2026-11-29_h200_5b34dd4_sweep). A plan
+//     that cannot be timed yet follows the choice timing made for the same GEMM at other
+//     operand alignments (a long k's later, accumulating k-blocks: see below).
 // Timing runs the candidates into C with beta = 0, so it happens only on a call that
 // overwrites C (not an accumulating k-block), never while the stream is being captured into a
 // CUDA graph, and costs one host synchronisation per timed shape. A shape first seen under
-// capture (or accumulating) gets the heuristic's first, marked to be timed by the next call
-// that can. Steady state: a map lookup under a mutex, then one cublasLtMatmul on the caller's
-// stream; no host synchronisation, nothing allocated, capturable.
+// capture (or accumulating) gets the heuristic's first (or cublasGemmEx, as above), marked to
+// be timed by the next call that can. Steady state: a map lookup under a mutex, then one
+// cublasLtMatmul on the caller's stream; no host synchronisation, nothing allocated,
+// capturable.
 //
 // The cuBLASLt handle is the private cuBLAS handle, cast: cuBLAS documents that any valid
 // cublasHandle_t may be used in place of a cublasLtHandle_t. libcublasLt.so.13 is loaded on
@@ -38,9 +45,11 @@ struct lt_gemm_shape {
 
 // Runs the GEMM through cuBLASLt on `stream` with the workspace given; false when the lt
 // backend could not serve it (cuBLASLt missing, no algorithm, or a failed call: logged, at
-// warn level the first time per shape), and then C holds what it held before, or (after a
-// timing, which only happens when C is to be overwritten) A^T B: the caller runs cublasGemmEx
-// instead, which writes the same bits either way. Never throws.
+// warn level the first time per shape, counted in fallbacks) or when timing chose cublasGemmEx
+// for the shape (logged at debug level when timed, counted in cublas_chosen), and then C holds
+// what it held before, or (after a timing, which only happens when C is to be overwritten)
+// A^T B: the caller runs cublasGemmEx instead, which writes the same bits either way. `handle`
+// is bound to `stream` (timing runs cublasGemmEx on it). Never throws.
 bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shape& shape,
                   const int8_t* a, const int8_t* b, int32_t* c, bool accumulate, void* workspace,
                   size_t workspace_bytes) noexcept;
@@ -48,14 +57,19 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
 // Process-wide counts, for the tests (that the lt backend really ran) and the debug log.
 struct lt_counts {
   long long matmuls;    // cublasLtMatmul calls that served a GEMM
-  long long fallbacks;  // GEMMs the lt backend handed back to cublasGemmEx
+  long long fallbacks;  // GEMMs the lt backend handed back to cublasGemmEx: failures, no plan
   long long plans;      // plans made (a re-timed plan counts again)
   long long timed;      // plans whose algorithm was chosen by timing
+  long long cublas_chosen;  // GEMMs handed to cublasGemmEx because timing found it faster
 };
 lt_counts lt_counts_now() noexcept;
 
 // Test-only: the next `count` GEMMs the lt backend would serve fail as if cublasLtMatmul had
 // refused them (before anything is enqueued), to prove the fallback.
 void lt_fail_next_for_testing(int count) noexcept;
+
+// Test-only: the next `count` plans chosen by timing hand their shape to cublasGemmEx whatever
+// the times (provided it ran), to prove that path on a GPU where cuBLASLt wins.
+void lt_prefer_cublas_next_for_testing(int count) noexcept;
 
 }  // namespace ozdgemm::detail

@@ -2,9 +2,10 @@
 // accumulation is exact whichever algorithm runs it, so OZDGEMM_INT8_GEMM=lt must reproduce the
 // default cublas backend bit for bit, through the C API and through the engine, with k-blocks,
 // strided batches and one GEMM per modulus, odd leading dimensions, a large shape whose
-// algorithm is timed, under CUDA graph capture, and when cuBLASLt fails (the fallback). Each
-// test also checks, with the lt backend's counters, that cuBLASLt really served the GEMMs, so
-// that no comparison is cublas against itself.
+// algorithm is timed, under CUDA graph capture, when cuBLASLt fails (the fallback), and when
+// timing hands a shape to cublasGemmEx. Each test also checks, with the lt backend's counters,
+// that cuBLASLt really served the GEMMs, so that no comparison is cublas against itself; for a
+// large (timed) shape, cuBLASLt or cublasGemmEx chosen by that timing, whichever won on the GPU.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@ struct backend_scope {
   ~backend_scope() {
     set_int8_gemm_setting(int8_gemm_backend::setting);
     lt_fail_next_for_testing(0);
+    lt_prefer_cublas_next_for_testing(0);
   }
 };
 
@@ -87,11 +89,29 @@ int64_t written(const std::vector<double>& c, const std::vector<double>& c0) {
   return n;
 }
 
-void print_counts(const char* what, const lt_counts& before, const lt_counts& after) {
-  std::printf("[ lt       ] %s: %lld cuBLASLt matmuls, %lld fallbacks, %lld plans, %lld timed\n",
-              what, after.matmuls - before.matmuls, after.fallbacks - before.fallbacks,
-              after.plans - before.plans, after.timed - before.timed);
-}
+// The lt backend's counters from construction on: done() prints how they moved, under
+// `what`, and returns that change for the checks.
+class lt_watch {
+ public:
+  lt_counts done(const char* what) const {
+    const lt_counts now = lt_counts_now();
+    const lt_counts d{now.matmuls - start_.matmuls, now.fallbacks - start_.fallbacks,
+                      now.plans - start_.plans, now.timed - start_.timed,
+                      now.cublas_chosen - start_.cublas_chosen};
+    std::printf(
+        "[ lt       ] %s: %lld cuBLASLt matmuls, %lld fallbacks, %lld plans, %lld timed, "
+        "%lld cublasGemmEx by choice\n",
+        what, d.matmuls, d.fallbacks, d.plans, d.timed, d.cublas_chosen);
+    return d;
+  }
+
+ private:
+  const lt_counts start_ = lt_counts_now();
+};
+
+// GEMMs the lt backend served as it chose: on cuBLASLt, or on cublasGemmEx where timing found
+// that faster (fallbacks excluded).
+long long served(const lt_counts& d) { return d.matmuls + d.cublas_chosen; }
 
 TEST_F(GpuTest, LtBackendMatchesCublasBitwiseThroughTheCApi) {
   backend_scope restore;
@@ -108,12 +128,12 @@ TEST_F(GpuTest, LtBackendMatchesCublasBitwiseThroughTheCApi) {
                                     << " pad=" << t.pad);
     api_inputs in(t);
     const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
-    const lt_counts before = lt_counts_now();
+    const lt_watch watch;
     const auto lt = run_api(handle_, int8_gemm_backend::lt, t, in);
-    const lt_counts after = lt_counts_now();
-    print_counts("C API case", before, after);
+    const lt_counts d = watch.done("C API case");
     EXPECT_TRUE(same_bits(ref, lt)) << "OZDGEMM_INT8_GEMM=lt changed the result";
-    EXPECT_GT(after.matmuls, before.matmuls) << "cuBLASLt served none of the GEMMs";
+    // The 1024^3 case is timed, and cublasGemmEx may win it; the others run on cuBLASLt.
+    EXPECT_GT(served(d), 0) << "the lt backend served none of the GEMMs";
     EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
   }
   ozdgemm_release_handle(handle_);
@@ -152,12 +172,11 @@ TEST_F(GpuTest, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
         const auto ha = random_values(m * k, 2.0, 5), hb = random_values(n * k, 0.0, 6);
         const auto ref =
             run_engine(handle_, int8_gemm_backend::cublas, batching, mode, m, n, k, ha, hb);
-        const lt_counts before = lt_counts_now();
+        const lt_watch watch;
         const auto lt = run_engine(handle_, int8_gemm_backend::lt, batching, mode, m, n, k, ha, hb);
-        const lt_counts after = lt_counts_now();
-        print_counts("engine case", before, after);
+        const lt_counts d = watch.done("engine case");
         EXPECT_TRUE(same_bits(ref, lt));
-        EXPECT_GT(after.matmuls, before.matmuls) << "cuBLASLt served none of the GEMMs";
+        EXPECT_GT(d.matmuls, 0) << "cuBLASLt served none of the GEMMs";  // small: never timed
         int64_t nonzero = 0;
         for (double x : ref) nonzero += x != 0.0;
         EXPECT_GT(nonzero, m * n / 2) << "the comparison must be over real results";
@@ -166,27 +185,93 @@ TEST_F(GpuTest, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
 
 // 2048 x 2064 x 2048, s = 14, fast: one strided-batched INT8 GEMM of 14 x 2^33 multiply-adds,
 // over the timing threshold. Its plan is made once (the second call makes none) and timed
-// (when the heuristic offers more than one algorithm), and the bits are cublas's.
+// (cuBLASLt's candidates and cublasGemmEx), the faster serves both calls, and the bits are
+// cublas's.
 TEST_F(GpuTest, LtBackendTimesALargeShapeOnceAndMatches) {
   backend_scope restore;
   const api_case t{2048, 2064, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
   api_inputs in(t);
   const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
-  const lt_counts c0 = lt_counts_now();
+  const lt_watch w1;
   const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts c1 = lt_counts_now();
+  const lt_counts d1 = w1.done("first large call");
+  const lt_watch w2;
   const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts c2 = lt_counts_now();
-  print_counts("first large call", c0, c1);
-  print_counts("second large call", c1, c2);
+  const lt_counts d2 = w2.done("second large call");
   EXPECT_TRUE(same_bits(ref, first));
   EXPECT_TRUE(same_bits(ref, second));
-  EXPECT_EQ(c1.plans - c0.plans, 1) << "one GEMM shape: one plan";
-  EXPECT_EQ(c1.timed - c0.timed, 1) << "a large shape is timed on its first call (unless the "
-                                       "heuristic offered a single algorithm: see the log)";
-  EXPECT_EQ(c2.plans, c1.plans) << "the plan is cached";
-  EXPECT_EQ(c2.timed, c1.timed) << "timing happens once per shape";
-  EXPECT_GT(c2.matmuls, c1.matmuls);
+  EXPECT_EQ(d1.plans, 1) << "one GEMM shape: one plan";
+  EXPECT_EQ(d1.timed, 1) << "a large shape is timed on its first call";
+  EXPECT_EQ(d2.plans, 0) << "the plan is cached";
+  EXPECT_EQ(d2.timed, 0) << "timing happens once per shape";
+  EXPECT_GT(served(d1), 0);
+  EXPECT_GT(served(d2), 0);
+  EXPECT_EQ(d1.fallbacks + d2.fallbacks, 0);
+  EXPECT_EQ(d2.cublas_chosen > 0, d1.cublas_chosen > 0) << "the cached plan keeps the choice";
+  ozdgemm_release_handle(handle_);
+}
+
+// A timed shape that cublasGemmEx wins (made to win here by the test hook, whatever the GPU
+// measures) is handed to cublasGemmEx by its plan: cublas's bits, counted as chosen and not as a
+// fallback, and the next call reuses the plan (no new plan, no timing) the same way.
+TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
+  backend_scope restore;
+  const api_case t{2048, 2112, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
+  api_inputs in(t);
+  const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
+  lt_prefer_cublas_next_for_testing(1);
+  const lt_watch w1;
+  const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d1 = w1.done("timing chose cublasGemmEx");
+  lt_prefer_cublas_next_for_testing(0);
+  const lt_watch w2;
+  const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d2 = w2.done("the plan reused");
+  EXPECT_TRUE(same_bits(ref, first));
+  EXPECT_TRUE(same_bits(ref, second));
+  EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
+  EXPECT_EQ(d1.plans, 1);
+  EXPECT_EQ(d1.timed, 1);
+  EXPECT_GT(d1.cublas_chosen, 0);
+  EXPECT_EQ(d1.matmuls, 0) << "the shape's only GEMMs go to cublasGemmEx";
+  EXPECT_EQ(d1.fallbacks, 0) << "a choice, not a fallback";
+  EXPECT_EQ(d2.plans, 0) << "the plan is cached";
+  EXPECT_EQ(d2.timed, 0) << "timing happens once per shape";
+  EXPECT_EQ(d2.cublas_chosen, d1.cublas_chosen);
+  EXPECT_EQ(d2.matmuls, 0);
+  EXPECT_EQ(d2.fallbacks, 0);
+  ozdgemm_release_handle(handle_);
+}
+
+// A long k: the first k-block overwrites C and is timed (cublasGemmEx made to win); the second
+// accumulates, cannot be timed, and starts 131056 bytes into the operands (another alignment,
+// so another plan): it follows the first block's choice, so that no k-block of the product
+// runs on cuBLASLt. 80 x 80 x 2 k-blocks, s = 14: each block's batched GEMM is over 2^33.
+TEST_F(GpuTest, LtBackendLaterKBlocksFollowTheTimedChoice) {
+  backend_scope restore;
+  const api_case t{80, 80, 2 * 131056, CUBLAS_OP_T, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
+  api_inputs in(t);
+  const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
+  lt_prefer_cublas_next_for_testing(1);
+  const lt_watch w1;
+  const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d1 = w1.done("two k-blocks, timing chose cublasGemmEx");
+  lt_prefer_cublas_next_for_testing(0);
+  const lt_watch w2;
+  const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
+  const lt_counts d2 = w2.done("two k-blocks again");
+  EXPECT_TRUE(same_bits(ref, first));
+  EXPECT_TRUE(same_bits(ref, second));
+  EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
+  EXPECT_GE(d1.plans, 1);
+  EXPECT_EQ(d1.timed, 1) << "only the first k-block overwrites C";
+  EXPECT_GE(d1.cublas_chosen, 2) << "both k-blocks";
+  EXPECT_EQ(d1.matmuls, 0) << "a k-block ran on cuBLASLt";
+  EXPECT_EQ(d1.fallbacks, 0);
+  EXPECT_EQ(d2.plans, 0);
+  EXPECT_EQ(d2.timed, 0);
+  EXPECT_EQ(d2.cublas_chosen, d1.cublas_chosen);
+  EXPECT_EQ(d2.matmuls, 0);
   ozdgemm_release_handle(handle_);
 }
 
@@ -218,7 +303,7 @@ TEST_F(GpuTest, LtBackendUnderGraphCapture) {
     ozdgemm::options o;
     o.num_moduli = t.s;
     o.scaling = t.mode;
-    const lt_counts before = lt_counts_now();
+    const lt_watch watch;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     ASSERT_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
@@ -227,28 +312,28 @@ TEST_F(GpuTest, LtBackendUnderGraphCapture) {
                        in.ldb, &beta, c.ptr, in.ldc, o);
     ASSERT_CUDA(cudaStreamEndCapture(st, &graph));
     ASSERT_EQ(status, OZDGEMM_STATUS_SUCCESS);
-    const lt_counts captured = lt_counts_now();
-    EXPECT_EQ(captured.timed, before.timed) << "no timing under capture";
-    EXPECT_GT(captured.matmuls, before.matmuls) << "cuBLASLt served none of the GEMMs";
+    const lt_counts captured = watch.done("captured call");
+    EXPECT_EQ(captured.timed, 0) << "no timing under capture";
+    // The eager big call's timing may have handed that shape to cublasGemmEx.
+    EXPECT_GT(served(captured), 0) << "the lt backend served none of the GEMMs";
     ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     ASSERT_CUDA(cudaGraphLaunch(exec, st));
     ASSERT_CUDA(cudaStreamSynchronize(st));
     EXPECT_TRUE(same_bits(ref, c.to_host()));
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
-    print_counts("captured call", before, captured);
   }
   // The large shape first seen under capture is timed by the next eager call.
   const api_case& late = cases[2];
   api_inputs in(late);
   const auto ref = run_api(handle_, int8_gemm_backend::cublas, late, in);
-  const lt_counts before = lt_counts_now();
+  const lt_watch watch;
   const auto lt = run_api(handle_, int8_gemm_backend::lt, late, in);
-  const lt_counts after = lt_counts_now();
-  print_counts("eager call after capture", before, after);
+  const lt_counts d = watch.done("eager call after capture");
   EXPECT_TRUE(same_bits(ref, lt));
-  EXPECT_EQ(after.plans - before.plans, 1) << "the provisional plan is replaced, once";
-  EXPECT_EQ(after.timed - before.timed, 1);
+  EXPECT_EQ(d.plans, 1) << "the provisional plan is replaced, once";
+  EXPECT_EQ(d.timed, 1);
+  EXPECT_GT(served(d), 0);
   ozdgemm_release_handle(handle_);
   cudaStreamDestroy(st);
 }
@@ -260,24 +345,23 @@ TEST_F(GpuTest, LtFailureFallsBackToCublasWithTheSameBits) {
   api_inputs in(t);
   const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
   lt_fail_next_for_testing(1 << 20);  // every GEMM of the call
-  const lt_counts before = lt_counts_now();
+  const lt_watch watch;
   const auto failed = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts after = lt_counts_now();
+  const lt_counts d = watch.done("failing cuBLASLt");
   lt_fail_next_for_testing(0);
-  print_counts("failing cuBLASLt", before, after);
   EXPECT_TRUE(same_bits(ref, failed));
-  EXPECT_EQ(after.matmuls, before.matmuls);
-  EXPECT_GT(after.fallbacks, before.fallbacks);
+  EXPECT_EQ(d.matmuls, 0);
+  EXPECT_GT(d.fallbacks, 0);
+  EXPECT_EQ(d.cublas_chosen, 0) << "a failure is not a choice";
   // One failure only (the accurate mode's bound GEMM; the modulus GEMMs follow in one
   // strided batch): the call mixes both backends, still the same bits.
   lt_fail_next_for_testing(1);
-  const lt_counts mixed0 = lt_counts_now();
+  const lt_watch mixed_watch;
   const auto mixed = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts mixed1 = lt_counts_now();
-  print_counts("one failing cuBLASLt call", mixed0, mixed1);
+  const lt_counts m = mixed_watch.done("one failing cuBLASLt call");
   EXPECT_TRUE(same_bits(ref, mixed));
-  EXPECT_GE(mixed1.fallbacks - mixed0.fallbacks, 1);
-  EXPECT_GT(mixed1.matmuls, mixed0.matmuls);
+  EXPECT_GE(m.fallbacks, 1);
+  EXPECT_GT(m.matmuls, 0);
   ozdgemm_release_handle(handle_);
 }
 
