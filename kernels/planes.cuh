@@ -40,7 +40,8 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                      const double* alpha_dev, Gen gen, int nplanes, int8_t* out) {
+                      int64_t plane_size, const double* alpha_dev, Gen gen, int nplanes,
+                      int8_t* out) {
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
   // 32 vectors) and the run reads (8 vectors x 2 runs per half-warp) are free of bank
   // conflicts.
@@ -52,18 +53,30 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   const int rk = ((warp / 4) * 4 + lane / 8) * kPlaneRun;
   const int64_t l0 = static_cast<int64_t>(blockIdx.x) * kTileK;
   const bool skip = skip_inputs(alpha_dev);
-  const int64_t plane_size = nvec_pad * k_pad;
 
   for (int64_t v0 = static_cast<int64_t>(blockIdx.y) * kTileVecs; v0 < nvec_pad;
        v0 += static_cast<int64_t>(gridDim.y) * kTileVecs) {
     double val[kPlaneRun];
+    if (!skip && v0 + kTileVecs <= nvec && l0 + kTileK <= k) {
+      // A whole tile inside the operand (all but the edges): element i of this thread lies a
+      // fixed stride after element 0, so no per-element index arithmetic or bounds checks.
+      constexpr int kStep = KContig ? kTileThreads / kTileK : kTileThreads / kTileVecs;
+      const int tv0 = KContig ? tid / kTileK : tid % kTileVecs;
+      const int tl0 = KContig ? tid % kTileK : tid / kTileVecs;
+      const double* p =
+          &x.ptr[KContig ? (v0 + tv0) * x.ld + l0 + tl0 : (l0 + tl0) * x.ld + v0 + tv0];
+      const int64_t stride = kStep * x.ld;
 #pragma unroll
-    for (int i = 0; i < kPlaneRun; ++i) {  // consecutive threads: consecutive addresses
-      const int f = i * kTileThreads + tid;
-      const int tv = KContig ? f / kTileK : f % kTileVecs;
-      const int tl = KContig ? f % kTileK : f / kTileVecs;
-      const int64_t v = v0 + tv, l = l0 + tl;
-      val[i] = !skip && v < nvec && l < k ? x.at(v, l) : 0.0;
+      for (int i = 0; i < kPlaneRun; ++i) val[i] = p[i * stride];
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPlaneRun; ++i) {  // consecutive threads: consecutive addresses
+        const int f = i * kTileThreads + tid;
+        const int tv = KContig ? f / kTileK : f % kTileVecs;
+        const int tl = KContig ? f % kTileK : f / kTileVecs;
+        const int64_t v = v0 + tv, l = l0 + tl;
+        val[i] = !skip && v < nvec && l < k ? x.at(v, l) : 0.0;
+      }
     }
     __syncthreads();  // the previous tile's reads are done
 #pragma unroll
@@ -85,14 +98,15 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     }
     auto write_planes = [&](auto narrow_path) {
       constexpr bool kNarrow = decltype(narrow_path)::value;
-      // The address as an integer: one 64-bit add per plane.
-      uint64_t o = reinterpret_cast<uint64_t>(out + v * k_pad + l);
+      // plane_size is a kernel parameter (nvec_pad k_pad), so stepping to the next plane is
+      // one 64-bit add from the constant bank, not a product rematerialised per plane.
+      int8_t* o = out + v * k_pad + l;
       uint32_t w[2];
       gen.template pack<kNarrow, true>(st, 0, w);
       *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
 #pragma unroll 1
       for (int t = 1; t < nplanes; ++t) {
-        o += static_cast<uint64_t>(plane_size);
+        o += plane_size;
         gen.template pack<kNarrow, false>(st, t, w);
         *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
       }
@@ -111,11 +125,11 @@ void launch_plane_tiles(const operand& x, int64_t nvec, int64_t nvec_pad, int64_
                         cudaStream_t stream) {
   const dim3 grid(grid_dim(k_pad, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
   if (x.k_contiguous)
-    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad,
-                                                               alpha_dev, gen, nplanes, out);
+    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, out);
   else
-    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad,
-                                                                alpha_dev, gen, nplanes, out);
+    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, out);
 }
 
 }  // namespace ozdgemm::detail
