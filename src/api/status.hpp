@@ -20,11 +20,11 @@ ozdgemm_status_t guarded(const char* where, F&& body) noexcept {
   try {
     return body();
   } catch (const cuda_error& e) {
-    const bool oom = e.code == cudaErrorMemoryAllocation;
+    const bool oom = is_allocation_failure(e);
     logger().log(oom ? spdlog::level::warn : spdlog::level::err, "{}: {}", where, e.what());
     return oom ? OZDGEMM_STATUS_ALLOC_FAILED : OZDGEMM_STATUS_CUDA_ERROR;
   } catch (const cublas_error& e) {
-    const bool oom = e.code == CUBLAS_STATUS_ALLOC_FAILED;
+    const bool oom = is_allocation_failure(e);
     logger().log(oom ? spdlog::level::warn : spdlog::level::err, "{}: {}", where, e.what());
     return oom ? OZDGEMM_STATUS_ALLOC_FAILED : OZDGEMM_STATUS_CUBLAS_ERROR;
   } catch (const std::invalid_argument& e) {

@@ -7,10 +7,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "common/cublas_api.hpp"
-
+#include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
+
+#include "common/cublas_api.hpp"
 
 namespace ozdgemm {
 
@@ -27,6 +29,17 @@ struct cublas_error : std::runtime_error {
 namespace detail {
 std::string error_location(const char* file, int line, const char* expr, const char* detail);
 void log_ignored_cuda_error(cudaError_t code, const char* file, int line, const char* expr);
+
+// Running out of memory: an allocation failure of CUDA or cuBLAS, or of the host. On a GPU
+// shared by several processes this is an expected outcome (logged at warn, served natively),
+// not a fault; the C API's exception firewall and the host path's workers both ask here.
+inline bool is_allocation_failure(const std::exception& e) noexcept {
+  if (const auto* c = dynamic_cast<const cuda_error*>(&e))
+    return c->code == cudaErrorMemoryAllocation;
+  if (const auto* b = dynamic_cast<const cublas_error*>(&e))
+    return b->code == CUBLAS_STATUS_ALLOC_FAILED;
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+}
 }  // namespace detail
 
 }  // namespace ozdgemm

@@ -468,15 +468,6 @@ class worker_set {
   }
 
  private:
-  // An allocation failure of CUDA or cuBLAS (or of the host).
-  static bool is_allocation_failure(const std::exception& e) {
-    if (const auto* c = dynamic_cast<const cuda_error*>(&e))
-      return c->code == cudaErrorMemoryAllocation;
-    if (const auto* b = dynamic_cast<const cublas_error*>(&e))
-      return b->code == CUBLAS_STATUS_ALLOC_FAILED;
-    return dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-  }
-
   struct slot {
     std::once_flag once;
     host_worker* worker = nullptr;
