@@ -22,9 +22,10 @@ struct residue_gen {
 #pragma unroll
       for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_byte_256(st[i]);
     } else {
+      constexpr int kChunks = Narrow ? 3 : 4;
       const residue_consts c = rt.c[t];
 #pragma unroll
-      for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_offset < Narrow ? 3 : 4 > (st[i], c);
+      for (int i = 0; i < kPlaneRun; ++i) b[i] = residue_offset<kChunks>(st[i], c);
     }
     const uint32_t flip = First ? 0u : kOffsetToInt8;
 #pragma unroll

@@ -124,7 +124,8 @@ struct bound_gen {
     return e == kZeroExponent ? 0 : bound_quantize(x, e);
   }
   __device__ bool narrow(const state&) const { return false; }  // one path
-  template <bool, bool>                                         // one plane: only First = true runs
+  // One plane: only First = true runs.
+  template <bool, bool>
   __device__ void pack(const state (&st)[kPlaneRun], int, uint32_t (&w)[2]) const {
 #pragma unroll
     for (int j = 0; j < 2; ++j)
