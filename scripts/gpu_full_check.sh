@@ -4,12 +4,7 @@
 # device-selection check, and with SANITIZE=1 compute-sanitizer over the whole GPU suite
 # (scripts/gpu_sanitize.sh). Uses build/ or the slim copy .devbuild/ (scripts/make_devbuild.sh).
 # Everything goes to $OUT/full/, packed into $OUT/full.tgz after each step.
-set -uo pipefail
-[[ -e build ]] || ln -s .devbuild build
-W=$OUT/full; mkdir -p "$W"
-pack() { (cd "$OUT" && tar czf full.tgz full); }
-bash scripts/gpu_ctest_prepare.sh
-cd /work/main
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_call_prologue.sh" full
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$W/gpu.txt"
 echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)" | tee -a "$W/gpu.txt"
 

@@ -8,12 +8,7 @@
 #      GPU, n = 16384 and 32768 (SIZES): the single-GPU host path and all GPUs in one run, with
 #      the digests of C that must agree.
 # Writes $OUT/multi/ and packs it into $OUT/multi.tgz after each step.
-set -uo pipefail
-[[ -e build ]] || ln -s .devbuild build
-W=$OUT/multi; mkdir -p "$W"
-pack() { (cd "$OUT" && tar czf multi.tgz multi); }
-bash scripts/gpu_ctest_prepare.sh
-cd /work/main
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_call_prologue.sh" multi
 { nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id --format=csv,noheader
   nvidia-smi topo -m
   echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)"; } | tee "$W/gpu.txt"

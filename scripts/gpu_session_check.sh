@@ -9,13 +9,8 @@
 #      INT8 GEMMs through the backend that is not the default (OZDGEMM_INT8_GEMM=cublas).
 # Writes $OUT/check/ and packs it into $OUT/check.tgz after each step. A step that would run
 # past SESSION_CHECK_BUDGET_S (default 570 s from the start) is cut by its time limit.
-set -uo pipefail
-[[ -e build ]] || ln -s .devbuild build
-W=$OUT/check; mkdir -p "$W"
-pack() { (cd "$OUT" && tar czf check.tgz check); }
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_call_prologue.sh" check
 left() { echo $(( ${SESSION_CHECK_BUDGET_S:-570} - SECONDS )); }
-bash scripts/gpu_ctest_prepare.sh
-cd /work/main
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)"; } | tee "$W/gpu.txt"
 

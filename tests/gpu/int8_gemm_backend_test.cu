@@ -211,35 +211,47 @@ TEST_F(GpuTest, LtBackendTimesALargeShapeOnceAndMatches) {
   ozdgemm_release_handle(handle_);
 }
 
-// A timed shape that cublasGemmEx wins (made to win here by the test hook, whatever the GPU
-// measures) is handed to cublasGemmEx by its plan: cublas's bits, counted as chosen and not as a
-// fallback, and the next call reuses the plan (no new plan, no timing) the same way.
-TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
-  backend_scope restore;
-  const api_case t{2048, 2112, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
+// Two lt calls of case t after a cublas reference, with cublasGemmEx made to win the first
+// call's timing by the test hook (whatever the GPU measures); the second reuses the plans.
+// Checks what both tests below share: cublas's bits from both calls over real results, and no
+// GEMM on cuBLASLt or through a fallback in either.
+struct cublas_won {
+  lt_counts first, second;
+};
+
+cublas_won run_lt_with_cublas_winning(cublasHandle_t h, const api_case& t, const char* what) {
   api_inputs in(t);
-  const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
+  const auto ref = run_api(h, int8_gemm_backend::cublas, t, in);
   lt_prefer_cublas_next_for_testing(1);
   const lt_watch w1;
-  const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts d1 = w1.done("timing chose cublasGemmEx");
+  const auto first = run_api(h, int8_gemm_backend::lt, t, in);
+  const lt_counts d1 = w1.done(what);
   lt_prefer_cublas_next_for_testing(0);
   const lt_watch w2;
-  const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts d2 = w2.done("the plan reused");
+  const auto second = run_api(h, int8_gemm_backend::lt, t, in);
+  const lt_counts d2 = w2.done("the plans reused");
   EXPECT_TRUE(same_bits(ref, first));
   EXPECT_TRUE(same_bits(ref, second));
   EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
-  EXPECT_EQ(d1.plans, 1);
-  EXPECT_EQ(d1.timed, 1);
-  EXPECT_GT(d1.cublas_chosen, 0);
-  EXPECT_EQ(d1.matmuls, 0) << "the shape's only GEMMs go to cublasGemmEx";
+  EXPECT_EQ(d1.matmuls, 0) << "the shape's GEMMs go to cublasGemmEx";
+  EXPECT_EQ(d2.matmuls, 0);
   EXPECT_EQ(d1.fallbacks, 0) << "a choice, not a fallback";
-  EXPECT_EQ(d2.plans, 0) << "the plan is cached";
+  EXPECT_EQ(d2.fallbacks, 0);
+  EXPECT_EQ(d2.plans, 0) << "the plans are cached";
   EXPECT_EQ(d2.timed, 0) << "timing happens once per shape";
   EXPECT_EQ(d2.cublas_chosen, d1.cublas_chosen);
-  EXPECT_EQ(d2.matmuls, 0);
-  EXPECT_EQ(d2.fallbacks, 0);
+  return {d1, d2};
+}
+
+// A timed shape that cublasGemmEx wins is handed to cublasGemmEx by its plan: cublas's bits,
+// counted as chosen and not as a fallback, and the next call reuses the plan the same way.
+TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
+  backend_scope restore;
+  const api_case t{2048, 2112, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
+  const cublas_won r = run_lt_with_cublas_winning(handle_, t, "timing chose cublasGemmEx");
+  EXPECT_EQ(r.first.plans, 1);
+  EXPECT_EQ(r.first.timed, 1);
+  EXPECT_GT(r.first.cublas_chosen, 0);
   ozdgemm_release_handle(handle_);
 }
 
@@ -250,28 +262,11 @@ TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
 TEST_F(GpuTest, LtBackendLaterKBlocksFollowTheTimedChoice) {
   backend_scope restore;
   const api_case t{80, 80, 2 * 131056, CUBLAS_OP_T, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
-  api_inputs in(t);
-  const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
-  lt_prefer_cublas_next_for_testing(1);
-  const lt_watch w1;
-  const auto first = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts d1 = w1.done("two k-blocks, timing chose cublasGemmEx");
-  lt_prefer_cublas_next_for_testing(0);
-  const lt_watch w2;
-  const auto second = run_api(handle_, int8_gemm_backend::lt, t, in);
-  const lt_counts d2 = w2.done("two k-blocks again");
-  EXPECT_TRUE(same_bits(ref, first));
-  EXPECT_TRUE(same_bits(ref, second));
-  EXPECT_GT(written(ref, in.c0), t.m * t.n / 2);
-  EXPECT_GE(d1.plans, 1);
-  EXPECT_EQ(d1.timed, 1) << "only the first k-block overwrites C";
-  EXPECT_GE(d1.cublas_chosen, 2) << "both k-blocks";
-  EXPECT_EQ(d1.matmuls, 0) << "a k-block ran on cuBLASLt";
-  EXPECT_EQ(d1.fallbacks, 0);
-  EXPECT_EQ(d2.plans, 0);
-  EXPECT_EQ(d2.timed, 0);
-  EXPECT_EQ(d2.cublas_chosen, d1.cublas_chosen);
-  EXPECT_EQ(d2.matmuls, 0);
+  const cublas_won r =
+      run_lt_with_cublas_winning(handle_, t, "two k-blocks, timing chose cublasGemmEx");
+  EXPECT_GE(r.first.plans, 1);
+  EXPECT_EQ(r.first.timed, 1) << "only the first k-block overwrites C";
+  EXPECT_GE(r.first.cublas_chosen, 2) << "both k-blocks";
   ozdgemm_release_handle(handle_);
 }
 
