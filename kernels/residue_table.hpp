@@ -2,8 +2,8 @@
 // as int8_residue (core/element.hpp) with fewer instructions per plane. Host and device
 // (the CPU suite checks it against int8_residue for every moduli count).
 //
-// Per element, once: trunc(x 2^e) as four signed 20-bit chunks (the sign folded in, so the
-// planes never look at it). Per plane t with odd m: y = chunk sum + bias_t with
+// Per element, once: the scaled integer V (scale_to_int) as four signed 20-bit chunks (the sign
+// folded in, so the planes never look at it). Per plane t with odd m: y = chunk sum + bias_t with
 // bias_t = (a multiple of m >= 2^30) + 128, so y lies in [0, 2^31) and y = V + 128 (mod m).
 // y < 2^31 and m in (128, 256) make q = umulhi(y, ceil(2^39 / m)) >> 7 exactly floor(y / m)
 // (the magic's error times y stays below 2^39), so r = y - q m is (V + 128) mod m in [0, m)
@@ -66,14 +66,14 @@ inline residue_table make_residue_table(const modulus_table& tb) {
   return r;
 }
 
-// trunc(x 2^e) as signed chunks: sign * (c[0] + c[1] 2^20 + c[2] 2^40 + c[3] 2^60), each
-// |c| < 2^20.
+// V = scale_to_int(x, e, nearest) as signed chunks: sign * (c[0] + c[1] 2^20 + c[2] 2^40 +
+// c[3] 2^60), each |c| < 2^20.
 struct signed_chunks {
   int32_t c[4];
 };
 
-OZDGEMM_HD signed_chunks signed_scale_truncate(double x, int e) {
-  const scaled_int u = scale_truncate(x, e);
+OZDGEMM_HD signed_chunks signed_scale_to_int(double x, int e, bool nearest) {
+  const scaled_int u = scale_to_int(x, e, nearest);
   signed_chunks r;
 OZDGEMM_UNROLL
   for (int i = 0; i < 4; ++i) {

@@ -12,8 +12,9 @@ struct residue_gen {
   using state = signed_chunks;
   const int* exps;
   residue_table rt;
+  bool nearest;  // rounds_to_nearest(tb, k)
   __device__ vec vector(int64_t v) const { return exps[v]; }
-  __device__ state prepare(double x, int e) const { return signed_scale_truncate(x, e); }
+  __device__ state prepare(double x, int e) const { return signed_scale_to_int(x, e, nearest); }
   __device__ bool narrow(const state& st) const { return st.c[3] == 0; }  // |V| < 2^60
   template <bool Narrow, bool First>
   __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[2]) const {
@@ -38,9 +39,9 @@ struct residue_gen {
 
 void launch_residues(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                      const double* alpha_dev, const int* exps, const modulus_table& tb,
-                     int8_t* planes, cudaStream_t stream) {
+                     bool nearest, int8_t* planes, cudaStream_t stream) {
   launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev,
-                     residue_gen{exps, make_residue_table(tb)}, tb.s, planes, stream);
+                     residue_gen{exps, make_residue_table(tb), nearest}, tb.s, planes, stream);
 }
 
 }  // namespace ozdgemm::detail

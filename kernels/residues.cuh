@@ -1,4 +1,5 @@
-// Launcher of residue generation: trunc(x 2^e_v) for every element, one exact integer
+// Launcher of residue generation: x 2^e_v rounded to an integer (to nearest when `nearest`,
+// else toward zero; scaling_rules.hpp says when) for every element, one exact integer
 // conversion (no FP64 arithmetic), then s INT8 residues by integer multiply-high
 // (core/element.hpp), written as INT8 planes [s][nvec_pad][k_pad] with zero padding.
 #pragma once
@@ -14,6 +15,6 @@ namespace ozdgemm::detail {
 
 void launch_residues(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                      const double* alpha_dev, const int* exps, const modulus_table& tb,
-                     int8_t* planes, cudaStream_t stream);
+                     bool nearest, int8_t* planes, cudaStream_t stream);
 
 }  // namespace ozdgemm::detail

@@ -1,5 +1,5 @@
 // Exact integer views of one FP64 element: its exponent, its upward quantisation for the
-// scaling bounds, and its truncation trunc(x * 2^e) for the residues. No floating-point
+// scaling bounds, and the integer x * 2^e rounds to for the residues. No floating-point
 // arithmetic happens here; every result is a function of the bits of x alone, so the host
 // reference and the kernels agree exactly, and scaling x by 2^f shifts each exponent by f.
 #pragma once
@@ -62,14 +62,16 @@ OZDGEMM_HD uint64_t quantize_up(double x, int emax, int bits) {
   return (d.mant + (uint64_t{1} << rs) - 1) >> rs;
 }
 
-// |trunc(x * 2^e)| as four 20-bit chunks, plus its sign. The caller guarantees
-// |x| * 2^e < 2^kMaxScaledBits (the scaling bound); non-finite x gives zero.
+// |x 2^e| rounded to an integer, as four 20-bit chunks, plus the sign of x. nearest: to
+// nearest, ties away from zero (the residues' rounding once the scaling allows it,
+// scaling_rules.hpp); otherwise toward zero. The caller guarantees |x| 2^e < 2^kMaxScaledBits
+// (the scaling bound); non-finite x gives zero.
 struct scaled_int {
   uint32_t c[4];
   bool negative;
 };
 
-OZDGEMM_HD scaled_int scale_truncate(double x, int e) {
+OZDGEMM_HD scaled_int scale_to_int(double x, int e, bool nearest) {
   const decoded d = decode(x);
   scaled_int r{{0, 0, 0, 0}, d.negative};
   if (!d.finite || d.mant == 0) return r;
@@ -78,7 +80,10 @@ OZDGEMM_HD scaled_int scale_truncate(double x, int e) {
   if (sft >= 0) {
     v = static_cast<unsigned __int128>(d.mant) << (sft < 80 ? sft : 80);
   } else {
-    v = (-sft) >= 64 ? 0 : (d.mant >> (-sft));  // truncation toward zero of |x| 2^e
+    // |x| 2^e = mant 2^-rs: keep one more bit than the integer part, add it when rounding
+    // to nearest, drop it. mant < 2^53, so rs >= 54 gives |x| 2^e < 1/2: zero either way.
+    const int rs = -sft;
+    v = rs >= 54 ? 0 : ((d.mant >> (rs - 1)) + (nearest ? 1u : 0u)) >> 1;
   }
   constexpr uint32_t kMask = (1u << 20) - 1;
   r.c[0] = static_cast<uint32_t>(v) & kMask;
@@ -96,7 +101,7 @@ OZDGEMM_HD uint32_t mod_small(uint32_t x, uint32_t m, uint32_t recip) {
   return r >= m ? r - m : r;
 }
 
-// The INT8 residue of trunc(x 2^e) modulo m_t: the representative of V = +-|trunc(x 2^e)| in
+// The INT8 residue of the scaled integer V (scale_to_int) modulo m_t: the representative of V in
 // [-128, m - 128), that is ((V + 128) mod m) - 128, which fits int8 for every m <= 256 (for
 // m = 256 it is V's low byte read as int8). This offset range, rather than the symmetric one,
 // lets the kernels finish four residues with one XOR (kernels/residue_table.hpp); the INT8

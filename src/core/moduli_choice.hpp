@@ -4,7 +4,8 @@
 //
 // The prediction. For row i of op(A) with shift e_i and column j of op(B) with shift f_j,
 // the truncation error of the exactly recovered product obeys (docs/accuracy.md, eq. 1)
-//   |X_ij 2^-(e_i+f_j) - (AB)_ij| <= 2^-e_i ||b_j||_1 + 2^-f_j ||a_i||_1 + k 2^-(e_i+f_j).
+//   |X_ij 2^-(e_i+f_j) - (AB)_ij| <= 2^-e_i ||b_j||_1 + 2^-f_j ||a_i||_1 + k 2^-(e_i+f_j),
+// half that (a quarter for the last term) when the residues round to nearest.
 // Measured against (|A||B|)_ij = sum_l |a_il||b_lj|, the first term is 2^-e_i over a
 // |b|-weighted mean of |a_il|. Per-vector statistics cannot know the weights; the model
 // replaces that mean by the geometric mean of the row's nonzero magnitudes times its density,
@@ -62,8 +63,11 @@ struct vector_stats_for_choice {
 double worst_truncation_ratio(int64_t k, const vector_stats_for_choice& st,
                               const std::vector<int>& exps);
 
-// eps = r + c + r c for the worst row ratio r and worst column ratio c.
-inline double combine_ratios(double r, double c) { return r + c + r * c; }
+// eps = r + c + r c for the worst row ratio r and worst column ratio c, when the residues
+// truncate; (r + c) / 2 + r c / 4 when they round to nearest (|alpha_l| <= 1/2 in eq. 1).
+inline double combine_ratios(double r, double c, bool nearest) {
+  return nearest ? 0.5 * (r + c) + 0.25 * (r * c) : r + c + r * c;
+}
 
 // The target as a bound on eps: native: kNativeFactor sqrt(k) 2^-53 (the probabilistic
 // bound of FP64 summation, lambda = 1; calibrated in docs/accuracy.md); bits: 2^-bits;

@@ -1,9 +1,10 @@
 // How a vector's power-of-two scale is chosen, in both scaling modes.
 //
 // Notation: a = a row of op(A) (or a column of op(B)), emax = floor(log2 max|a_l|), and the
-// scaled integers are A'_l = trunc(a_l 2^e). The CRT recovers A'B' exactly iff every
-// |sum_l A'_il B'_lj| <= L = floor((1/2 - 2^-31) M) (moduli.hpp). Both modes prove
-// sum_l |A'_il| |B'_lj| <= L, which is stronger.
+// scaled integers are A'_l = a_l 2^e rounded to an integer: to nearest when
+// rounds_to_nearest() below holds (every s that matters), else toward zero. The CRT recovers A'B'
+// exactly iff every |sum_l A'_il B'_lj| <= L = floor((1/2 - 2^-31) M) (moduli.hpp). Both modes
+// prove sum_l |A'_il| |B'_lj| <= L, which is stronger.
 //
 // Scale invariance: every quantity below is computed from (emax, integers that depend only
 // on a_l 2^-emax). Multiplying a by 2^f shifts emax by f and leaves those integers, and
@@ -26,6 +27,18 @@
 //   then take the rest exactly: hA_i = largest h with 2^h max_j (2^hB_j U_ij) <= L2.
 //   Both are capped at 78 (a zero U row or column leaves them free; the cap keeps
 //   |A'| <= 2^h u/127 < 2^78).
+//
+// Rounding to nearest. The proofs above only use |A'_l| <= 2^e |a_l|, which truncation gives.
+// Rounding to nearest halves the error per element (|a_l 2^e - A'_l| <= 1/2 instead of < 1)
+// and removes truncation's bias (same-sign data: the error grows like sqrt(k), not k), but
+// can give |A'_l| = ceil(|a_l| 2^e). The bounds still hold when each vector's upper bound of
+// |a_l| 2^e is an integer, as an integer >= |a_l| 2^e is >= ceil(|a_l| 2^e):
+//   fast: 2^e |a_l| <= 2^g q_l, an integer when g >= 0;
+//   accurate: 2^e |a_l| <= 2^(h-16) q16_l <= 2^h u_l / 127, an integer when h >= 16.
+// Both hold for every vector once L >= k 2^32: Q <= k 2^32 (q_l <= 2^16), so Q 4^0 <= L gives
+// g >= 0; max_i U_ij <= 127^2 k, so 4^16 max U <= 127^2 L gives hB_j >= 16, and then
+// 2^16 (2^hB_j U_ij) <= 2^(16 - hB_j) 127^2 L <= 127^2 L for every j gives hA_i >= 16.
+// L >= k 2^32 holds from s = 7 (k <= 2^22) or s = 8 (k <= 2^30); below, residues truncate.
 #pragma once
 
 #include "core/element.hpp"
@@ -53,6 +66,12 @@ OZDGEMM_HD double u64_to_double_up(uint64_t x) {
   double d = u64_to_double_rn(x);
   if (static_cast<uint64_t>(d) < x) d = bits_double(double_bits(d) + 1);  // x < 2^63 here
   return d;
+}
+
+// Whether A', B' are rounded to nearest (true) or toward zero for moduli table tb and depth k:
+// L >= k 2^32, compared exactly (k 2^32 is a double; tb.bound is L rounded down).
+OZDGEMM_HD bool rounds_to_nearest(const modulus_table& tb, int64_t k) {
+  return static_cast<double>(k) * 4294967296.0 <= tb.bound;
 }
 
 OZDGEMM_HD int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -209,7 +209,8 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L) {
   OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
   // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
   return choose_moduli(call.target, p.k, [&](int s) {
-    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]));
+    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]),
+                          rounds_to_nearest(moduli_for(s), p.k));
   });
 }
 
@@ -336,10 +337,11 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     OZDGEMM_CHECK_LAUNCH();
   }
 
-  // 2. Residues.
+  // 2. Residues, rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
+  const bool nearest = rounds_to_nearest(*tb, p.k);
   if (prepare_a)
-    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, *tb, L.res_a, st);
-  launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, *tb, L.res_b, st);
+    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, *tb, nearest, L.res_a, st);
+  launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, *tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);
 

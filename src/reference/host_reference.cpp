@@ -46,13 +46,13 @@ void accurate_exponents(const gemm_problem& p, const vector_stats& sa, const vec
                             ea, eb);
 }
 
-// Residue planes [t][v][l] of trunc(x 2^e).
+// Residue planes [t][v][l] of x 2^e rounded as `nearest` says.
 std::vector<int8_t> residues(const operand& x, int64_t nvec, int64_t k, const std::vector<int>& e,
-                             const modulus_table& tb) {
+                             bool nearest, const modulus_table& tb) {
   std::vector<int8_t> r(static_cast<size_t>(tb.s) * nvec * k);
   for (int64_t v = 0; v < nvec; ++v)
     for (int64_t l = 0; l < k; ++l) {
-      const scaled_int si = scale_truncate(x.at(v, l), e[v]);
+      const scaled_int si = scale_to_int(x.at(v, l), e[v], nearest);
       for (int t = 0; t < tb.s; ++t) r[(t * nvec + v) * k + l] = int8_residue(si, tb, t);
     }
   return r;
@@ -130,6 +130,7 @@ scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_
   scaling_result r;
   r.flags_a = sa.flags;
   r.flags_b = sb.flags;
+  r.nearest = rounds_to_nearest(tb, p.k);
   if (mode == scaling_mode::fast) {
     r.exp_a = fast_exponents(p.a, p.m, p.k, sa.emax, tb);
     r.exp_b = fast_exponents(p.b, p.n, p.k, sb.emax, tb);
@@ -160,8 +161,8 @@ void reference_dgemm(const gemm_problem& p, double alpha, double beta, int num_m
 void reference_dgemm_with_scaling(const gemm_problem& p, double alpha, double beta,
                                   int num_moduli, const scaling_result& sc) {
   const modulus_table& tb = moduli_for(num_moduli);
-  const std::vector<int8_t> ra = residues(p.a, p.m, p.k, sc.exp_a, tb);
-  const std::vector<int8_t> rb = residues(p.b, p.n, p.k, sc.exp_b, tb);
+  const std::vector<int8_t> ra = residues(p.a, p.m, p.k, sc.exp_a, sc.nearest, tb);
+  const std::vector<int8_t> rb = residues(p.b, p.n, p.k, sc.exp_b, sc.nearest, tb);
   const int s = tb.s;
   const int limbs = limbs_for(s);
   for (int64_t j = 0; j < p.n; ++j)

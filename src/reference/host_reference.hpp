@@ -17,8 +17,11 @@ namespace ozdgemm::detail {
 
 // Per-vector results of the scaling stage.
 struct scaling_result {
-  std::vector<int> exp_a, exp_b;          // A'_il = trunc(op(A)_il 2^exp_a[i]), likewise B'
+  std::vector<int> exp_a, exp_b;          // A'_il = op(A)_il 2^exp_a[i] rounded, likewise B'
   std::vector<uint8_t> flags_a, flags_b;  // kHasNaN | kHasPosInf | kHasNegInf
+  // Round to nearest (rounds_to_nearest(tb, k)), else toward zero. Prototype rules that only
+  // prove their bound for truncation leave it false.
+  bool nearest = false;
 };
 
 scaling_result reference_scaling(const gemm_problem& p, int num_moduli, scaling_mode mode);

@@ -2,11 +2,11 @@
 // scaling stage chose. Shared by the accuracy and special-value tests.
 //
 // Derivation. Let a = row i of op(A), b = column j of op(B), eA = exp_a[i], eB = exp_b[j],
-// P = sum_l a_l b_l (exact). A'_l = trunc(2^eA a_l) = 2^eA a_l - alpha_l with |alpha_l| < 1,
-// likewise B'_l = 2^eB b_l - beta_l, so
+// P = sum_l a_l b_l (exact). A'_l = 2^eA a_l - alpha_l, rounded toward zero (|alpha_l| < 1)
+// or, when sc.nearest, to nearest (|alpha_l| <= 1/2); likewise B'_l = 2^eB b_l - beta_l, so
 //   A'_l B'_l - 2^(eA+eB) a_l b_l = -alpha_l 2^eB b_l - beta_l 2^eA a_l + alpha_l beta_l,
-// and the exactly recovered X = sum_l A'_l B'_l satisfies
-//   |X 2^-(eA+eB) - P| <= T := 2^-eA sum|b_l| + 2^-eB sum|a_l| + k 2^-(eA+eB).
+// and the exactly recovered X = sum_l A'_l B'_l satisfies, with h = 1 or 1/2,
+//   |X 2^-(eA+eB) - P| <= T := h (2^-eA sum|b_l| + 2^-eB sum|a_l|) + h^2 k 2^-(eA+eB).
 // The pipeline returns v = RN(X 2^-(eA+eB)) (crt.hpp: correctly rounded while normal) and
 // C = RN(alpha v) when beta == 0, else C = RN(alpha v + RN(beta C0)) (one fma). With
 // u = 2^-53:
@@ -83,8 +83,10 @@ inline bound_check_result check_error_bound(const detail::gemm_problem& p,
               std::fabs(static_cast<long double>(p.b.at(j, l)));
       ab *= inflate;
       const int ea = sc.exp_a[i], eb = sc.exp_b[j];
-      const long double T = inflate * (std::ldexp(sum_b[j], -ea) + std::ldexp(sum_a[i], -eb)) +
-                            std::ldexp(static_cast<long double>(k), -(ea + eb));
+      const int h = sc.nearest ? 1 : 0;  // the bound's factor is 2^-h
+      const long double T =
+          inflate * (std::ldexp(sum_b[j], -ea - h) + std::ldexp(sum_a[i], -eb - h)) +
+          std::ldexp(static_cast<long double>(k), -(ea + eb) - 2 * h);
       const long double abs_c = std::fabs(static_cast<long double>(c));
       const long double abs_r = std::fabs(static_cast<long double>(r));
       const long double beta_c0 =

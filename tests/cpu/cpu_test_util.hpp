@@ -40,8 +40,8 @@ inline void split_double(double x, uint64_t* mant, int* exp2) {
   *exp2 = ex - 53;
 }
 
-// trunc(x * 2^e) exactly, for finite x.
-inline mpz_class exact_trunc_mpz(double x, int e) {
+// x * 2^e rounded exactly, for finite x: toward zero, or to nearest with ties away from zero.
+inline mpz_class exact_round_mpz(double x, int e, bool nearest) {
   if (x == 0.0) return 0;
   uint64_t mant;
   int exp2;
@@ -50,8 +50,14 @@ inline mpz_class exact_trunc_mpz(double x, int e) {
   const int sh = exp2 + e;
   if (sh >= 0)
     mpz_mul_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(sh));
-  else
+  else if (!nearest)
     mpz_tdiv_q_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(-sh));
+  else {  // floor((2 v 2^-rs + 1) / 2) = floor(v 2^-rs + 1/2) for v >= 0
+    mpz_mul_2exp(v.get_mpz_t(), v.get_mpz_t(), 1);
+    mpz_tdiv_q_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(-sh));
+    v += 1;
+    mpz_tdiv_q_2exp(v.get_mpz_t(), v.get_mpz_t(), 1);
+  }
   return x < 0 ? mpz_class(-v) : v;
 }
 

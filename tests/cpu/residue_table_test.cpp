@@ -92,8 +92,9 @@ TEST(ResidueTable, RandomChunksMatchInt8Residue) {
   }
 }
 
-// The path the kernel takes: signed_scale_truncate of real doubles at the exponents the
-// scaling can produce (|x 2^e| < 2^78), zeros, subnormals and non-finite values included.
+// The path the kernel takes: signed_scale_to_int of real doubles at the exponents the
+// scaling can produce (|x 2^e| < 2^78), zeros, subnormals and non-finite values included,
+// rounded both ways.
 TEST(ResidueTable, ScaledDoublesMatchInt8Residue) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> mant(-1.0, 1.0);
@@ -108,8 +109,9 @@ TEST(ResidueTable, ScaledDoublesMatchInt8Residue) {
       const int ex = x == 0.0 || !std::isfinite(x) ? 0 : std::ilogb(x);
       // e with |x| 2^e < 2^78: anything up to 77 - ilogb(x), down to far below (truncation).
       const int e = 77 - ex - static_cast<int>(rng() % 100);
-      const scaled_int u = detail::scale_truncate(x, e);
-      const signed_chunks v = detail::signed_scale_truncate(x, e);
+      const bool nearest = n % 2 == 1;
+      const scaled_int u = detail::scale_to_int(x, e, nearest);
+      const signed_chunks v = detail::signed_scale_to_int(x, e, nearest);
       const signed_chunks w = signed_of(u);
       for (int i = 0; i < 4; ++i) ASSERT_EQ(v.c[i], w.c[i]);
       bad += compare_all_planes(u, tb, rt);

@@ -1,5 +1,5 @@
 // The per-element integer views of FP64 data (core/element.hpp): exponent_of, quantize_up,
-// scale_truncate + int8_residue, mod_small, product_residue. Every result is compared
+// scale_to_int + int8_residue, mod_small, product_residue. Every result is compared
 // with an exact reference computed independently (frexp/ldexp into __int128, or plain `%`).
 #include <gtest/gtest.h>
 
@@ -64,8 +64,9 @@ std::vector<double> edge_values() {
   return all;
 }
 
-// |trunc(x 2^e)| < 2^78, signed, exactly; the mantissa comes from frexp, not from decode().
-i128 exact_trunc128(double x, int e) {
+// x 2^e rounded toward zero, or to nearest with ties away from zero, signed, exactly
+// (|x 2^e| < 2^78); the mantissa comes from frexp, not from decode().
+i128 exact_round128(double x, int e, bool nearest) {
   if (x == 0.0) return 0;
   uint64_t mant;
   int exp2;
@@ -76,7 +77,13 @@ i128 exact_trunc128(double x, int e) {
     EXPECT_LE(sh + 64 - __builtin_clzll(mant), 78) << "test bug: |x 2^e| >= 2^78";
     v = static_cast<u128>(mant) << sh;
   } else {
-    v = -sh >= 64 ? 0 : static_cast<u128>(mant >> -sh);
+    const int rs = -sh;
+    v = rs >= 64 ? 0 : static_cast<u128>(mant >> rs);
+    // The dropped part is mant mod 2^rs; it rounds up when it is at least half of 2^rs.
+    if (nearest && rs <= 64) {
+      const u128 dropped = static_cast<u128>(mant) & ((u128{1} << rs) - 1);
+      if (2 * dropped >= (u128{1} << rs)) v += 1;
+    }
   }
   return x < 0 ? -static_cast<i128>(v) : static_cast<i128>(v);
 }
@@ -92,15 +99,15 @@ i128 mod_floor(i128 x, i128 m) {
   return r < 0 ? r + m : r;
 }
 
-// Checks scale_truncate(x, e) and every INT8 residue of it for every moduli count.
-void check_scaled(double x, int e) {
-  SCOPED_TRACE(testing::Message() << "x=" << std::hexfloat << x << std::defaultfloat
-                                  << " e=" << e);
-  const detail::scaled_int v = detail::scale_truncate(x, e);
+// Checks scale_to_int(x, e, nearest) and every INT8 residue of it for every moduli count.
+void check_scaled(double x, int e, bool nearest) {
+  SCOPED_TRACE(testing::Message() << "x=" << std::hexfloat << x << std::defaultfloat << " e=" << e
+                                  << " nearest=" << nearest);
+  const detail::scaled_int v = detail::scale_to_int(x, e, nearest);
   for (int c = 0; c < 4; ++c) ASSERT_LT(v.c[c], 1u << 20) << "chunk " << c;
-  const i128 expect = exact_trunc128(x, e);
+  const i128 expect = exact_round128(x, e, nearest);
   const i128 got = scaled_value(v);
-  ASSERT_TRUE(got == expect) << "trunc(x 2^e) wrong: got " << static_cast<double>(got)
+  ASSERT_TRUE(got == expect) << "x 2^e rounded wrong: got " << static_cast<double>(got)
                              << " expected " << static_cast<double>(expect);
   ASSERT_EQ(v.negative, std::signbit(x));
   for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
@@ -212,31 +219,63 @@ TEST(QuantizeUp, ZeroAndNonFiniteGiveZero) {
   EXPECT_EQ(detail::quantize_up(std::numeric_limits<double>::quiet_NaN(), 0, 16), 0u);
 }
 
-TEST(ScaleTruncate, EdgeValuesOverEveryShiftUpTo2Pow78) {
-  for (double x : edge_values()) {
-    const int ex = std::ilogb(x);
-    // From "truncates to zero" up to a scaled magnitude in [2^77, 2^78).
-    for (int e = -ex - 70; e <= 77 - ex; ++e) {
-      check_scaled(x, e);
-      if (testing::Test::HasFatalFailure()) return;
+TEST(ScaleToInt, EdgeValuesOverEveryShiftUpTo2Pow78) {
+  for (bool nearest : {false, true})
+    for (double x : edge_values()) {
+      const int ex = std::ilogb(x);
+      // From "rounds to zero" up to a scaled magnitude in [2^77, 2^78).
+      for (int e = -ex - 70; e <= 77 - ex; ++e) {
+        check_scaled(x, e, nearest);
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+}
+
+// Rounding to nearest at the boundaries: k + 1/2 rounds away from zero, k + 1/2 - ulp down,
+// 1/2 to one, just below 1/2 to zero; truncation drops every fraction.
+TEST(ScaleToInt, HalvesRoundAwayFromZero) {
+  struct row {
+    double x;
+    int e;
+    int64_t trunc, nearest;
+  };
+  const row rows[] = {
+      {2.5, 0, 2, 3},
+      {-2.5, 0, -2, -3},
+      {std::nextafter(2.5, 0.0), 0, 2, 2},
+      {0.5, 0, 0, 1},
+      {std::nextafter(0.5, 0.0), 0, 0, 0},
+      {0x1.fffffffffffffp-1, 1, 1, 2},  // (2 - 2^-52): nearest is 2
+      {5e-324, 1074, 1, 1},             // the smallest subnormal, scaled to exactly 1
+      {5e-324, 1073, 0, 1},             // ... to exactly 1/2
+      {0x1.8p+0, -1, 0, 1},             // 0.75
+  };
+  for (const row& r : rows) {
+    for (bool nearest : {false, true}) {
+      const i128 got = scaled_value(detail::scale_to_int(r.x, r.e, nearest));
+      const int64_t want = nearest ? r.nearest : r.trunc;
+      EXPECT_TRUE(got == want) << r.x << " e=" << r.e << " nearest=" << nearest << ": got "
+                               << static_cast<double>(got);
+      EXPECT_TRUE(exact_round128(r.x, r.e, nearest) == want) << "test helper, x=" << r.x;
     }
   }
 }
 
-TEST(ScaleTruncate, ZerosAndNonFiniteGiveZero) {
+TEST(ScaleToInt, ZerosAndNonFiniteGiveZero) {
   const double special[] = {0.0, -0.0, std::numeric_limits<double>::infinity(),
                             -std::numeric_limits<double>::infinity(),
                             std::numeric_limits<double>::quiet_NaN()};
   for (double x : special)
-    for (int e : {-1100, -50, 0, 50, 77, 1100}) {
-      const detail::scaled_int v = detail::scale_truncate(x, e);
-      EXPECT_EQ(v.c[0] | v.c[1] | v.c[2] | v.c[3], 0u) << x << " e=" << e;
-      const detail::modulus_table& tb = detail::moduli_for(detail::kMaxModuli);
-      for (int t = 0; t < tb.s; ++t) EXPECT_EQ(detail::int8_residue(v, tb, t), 0);
-    }
+    for (int e : {-1100, -50, 0, 50, 77, 1100})
+      for (bool nearest : {false, true}) {
+        const detail::scaled_int v = detail::scale_to_int(x, e, nearest);
+        EXPECT_EQ(v.c[0] | v.c[1] | v.c[2] | v.c[3], 0u) << x << " e=" << e;
+        const detail::modulus_table& tb = detail::moduli_for(detail::kMaxModuli);
+        for (int t = 0; t < tb.s; ++t) EXPECT_EQ(detail::int8_residue(v, tb, t), 0);
+      }
 }
 
-TEST(ScaleTruncate, RandomValuesAndShifts) {
+TEST(ScaleToInt, RandomValuesAndShifts) {
   rng g(13);
   int checked = 0;
   while (checked < 20000) {
@@ -244,15 +283,15 @@ TEST(ScaleTruncate, RandomValuesAndShifts) {
     if (!std::isfinite(x) || x == 0.0) continue;
     // Scaled magnitude 2^p with p uniform in [-5, 77]: every chunk boundary is crossed.
     const int p = -5 + static_cast<int>(g.next_u64() % 83);
-    check_scaled(x, p - std::ilogb(x));
+    check_scaled(x, p - std::ilogb(x), checked % 2 == 0);
     if (HasFatalFailure()) return;
     ++checked;
   }
 }
 
-TEST(ScaleTruncate, ScalingXBy2PowFShiftsNothing) {
-  // Element-level scale invariance: trunc((x 2^f) 2^(e - f)) == trunc(x 2^e) whenever x 2^f
-  // is normal, so the residues of a scaled row are those of the unscaled one.
+TEST(ScaleToInt, ScalingXBy2PowFShiftsNothing) {
+  // Element-level scale invariance: (x 2^f) 2^(e - f) rounds as x 2^e does whenever x 2^f is
+  // normal, so the residues of a scaled row are those of the unscaled one.
   rng g(14);
   for (int it = 0; it < 20000; ++it) {
     const double x = (g.uniform() - 0.5) * std::exp(4 * g.normal());
@@ -261,8 +300,9 @@ TEST(ScaleTruncate, ScalingXBy2PowFShiftsNothing) {
     const int f = static_cast<int>(g.next_u64() % 1601) - 800;
     const double y = std::ldexp(x, f);
     ASSERT_TRUE(std::isnormal(y));
-    const detail::scaled_int a = detail::scale_truncate(x, e);
-    const detail::scaled_int b = detail::scale_truncate(y, e - f);
+    const bool nearest = it % 2 == 0;
+    const detail::scaled_int a = detail::scale_to_int(x, e, nearest);
+    const detail::scaled_int b = detail::scale_to_int(y, e - f, nearest);
     ASSERT_TRUE(scaled_value(a) == scaled_value(b)) << x << " f=" << f;
   }
 }

@@ -101,19 +101,20 @@ class ScalingBound : public testing::TestWithParam<bound_param> {
   static constexpr int64_t m = 13, n = 11, k = 37;
 };
 
-// Converts one operand with the chosen exponents and checks each element twice: through
-// scale_truncate's chunks and independently through frexp; both must agree and be < 2^78.
+// Converts one operand with the chosen exponents and rounding and checks each element twice:
+// through scale_to_int's chunks and independently through frexp; both must agree and be
+// < 2^78.
 void scale_operand(const detail::operand& x, int64_t nvec, int64_t k, const std::vector<int>& e,
-                   std::vector<std::vector<mpz_class>>* out, const char* what) {
+                   bool nearest, std::vector<std::vector<mpz_class>>* out, const char* what) {
   const mpz_class limit = mpz_class(1) << detail::kMaxScaledBits;
   out->assign(nvec, std::vector<mpz_class>(k));
   for (int64_t v = 0; v < nvec; ++v)
     for (int64_t l = 0; l < k; ++l) {
       const double val = x.at(v, l);
-      const mpz_class exact = exact_trunc_mpz(val, e[v]);
+      const mpz_class exact = exact_round_mpz(val, e[v], nearest);
       ASSERT_LT(abs(exact), limit) << what << " vector " << v << " element " << l
-                                   << ": |trunc(x 2^e)| >= 2^78, e=" << e[v];
-      const mpz_class via_chunks = mpz_from_scaled(detail::scale_truncate(val, e[v]));
+                                   << ": |x 2^e| rounds to >= 2^78, e=" << e[v];
+      const mpz_class via_chunks = mpz_from_scaled(detail::scale_to_int(val, e[v], nearest));
       ASSERT_EQ(via_chunks, exact) << what << " vector " << v << " element " << l;
       (*out)[v][l] = exact;
     }
@@ -136,8 +137,11 @@ TEST_P(ScalingBound, SumOfAbsoluteProductsStaysBelowTheCrtLimit) {
   for (uint8_t f : sc.flags_b) ASSERT_EQ(f, 0) << "finite data flagged";
 
   scaled_operands x;
-  scale_operand(p.a, m, k, sc.exp_a, &x.a, "op(A) row");
-  scale_operand(p.b, n, k, sc.exp_b, &x.b, "op(B) column");
+  // Residues round to nearest from s = 5 at this k (scaling_rules.hpp); the bound must hold
+  // either way.
+  ASSERT_EQ(sc.nearest, s >= 5);
+  scale_operand(p.a, m, k, sc.exp_a, sc.nearest, &x.a, "op(A) row");
+  scale_operand(p.b, n, k, sc.exp_b, sc.nearest, &x.b, "op(B) column");
   if (HasFatalFailure()) return;
 
   const mpz_class L = exact_crt_limit(tb);
@@ -204,11 +208,50 @@ TEST(ScalingBoundLongK, HoldsWithLargeKAndOneDominantEntry) {
         for (int64_t j = 0; j < n; ++j) {
           mpz_class sum = 0;
           for (int64_t l = 0; l < k; ++l)
-            sum += abs(exact_trunc_mpz(a(i, l), sc.exp_a[i])) *
-                   abs(exact_trunc_mpz(b(l, j), sc.exp_b[j]));
+            sum += abs(exact_round_mpz(a(i, l), sc.exp_a[i], sc.nearest)) *
+                   abs(exact_round_mpz(b(l, j), sc.exp_b[j], sc.nearest));
           ASSERT_LE(sum, L) << mode_name(mode) << " s=" << s << " i=" << i << " j=" << j;
         }
     }
+}
+
+// Rounding to nearest where it is tightest: s = 6 and k = 2^14 put L(6) ~ 2^46.8 just above
+// k 2^32, so fast mode's g and accurate mode's h are exactly 0 and 16, and every entry sits
+// just below the top of its binade (2^15 |x| = 65535.75), so each rounds up to the integer
+// bound 2^g q = 2^16 of scaling_rules.hpp. The sum of |A'||B'| is then exactly k 2^32 <= L.
+TEST(ScalingBoundRounding, HoldsAtTheThresholdWhereEveryEntryRoundsUp) {
+  const int64_t m = 2, n = 2, k = int64_t{1} << 14;
+  const int s = 6;
+  const detail::modulus_table& tb = detail::moduli_for(s);
+  ASSERT_TRUE(detail::rounds_to_nearest(tb, k));
+  ASSERT_FALSE(detail::rounds_to_nearest(detail::moduli_for(5), k));
+  ASSERT_FALSE(detail::rounds_to_nearest(tb, 4 * k));
+  const double top = 65535.75 / 32768.0;  // in [1, 2): emax = 0
+  host_matrix a = make_matrix(m, k), b = make_matrix(k, n);
+  for (int64_t l = 0; l < k; ++l) {
+    for (int64_t i = 0; i < m; ++i) a(i, l) = (l + i) % 3 == 0 ? -top : top;
+    for (int64_t j = 0; j < n; ++j) b(l, j) = top;
+  }
+  const mpz_class L = exact_crt_limit(tb);
+  for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate}) {
+    const detail::gemm_problem p =
+        make_problem('N', 'N', m, n, k, a.ptr(), a.ld, b.ptr(), b.ld, nullptr, 1);
+    const detail::scaling_result sc = detail::reference_scaling(p, s, mode);
+    ASSERT_TRUE(sc.nearest);
+    for (int e : sc.exp_a) ASSERT_EQ(e, 15) << mode_name(mode);
+    for (int e : sc.exp_b) ASSERT_EQ(e, 15) << mode_name(mode);
+    ASSERT_EQ(exact_round_mpz(top, 15, true), mpz_class(65536));   // rounded up ...
+    ASSERT_EQ(exact_round_mpz(top, 15, false), mpz_class(65535));  // ... where truncation is not
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        mpz_class sum = 0;
+        for (int64_t l = 0; l < k; ++l)
+          sum += abs(exact_round_mpz(a(i, l), sc.exp_a[i], true)) *
+                 abs(exact_round_mpz(b(l, j), sc.exp_b[j], true));
+        EXPECT_EQ(sum, mpz_class(1) << 46) << mode_name(mode);
+        EXPECT_LE(sum, L) << mode_name(mode);
+      }
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The tiled plane writer (kernels/planes.cuh) byte for byte against the host definitions:
-// launch_residues against scale_truncate + int8_residue, launch_bound_quantize against
-// bound_quantize, for both operand layouts, sizes that leave partial tiles in both
+// launch_residues against scale_to_int + int8_residue (both roundings), launch_bound_quantize
+// against bound_quantize, for both operand layouts, sizes that leave partial tiles in both
 // directions, a leading dimension larger than the vector, and the zero padding. The end-to-end
 // bit-identity tests cover these kernels too; this one says which plane and byte went wrong.
 #include <gtest/gtest.h>
@@ -72,11 +72,13 @@ TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
   device_buffer<int> e(exps);
   for (int s : {2, 14, 20}) {
     const detail::modulus_table& tb = detail::moduli_for(s);
+    // Both roundings at every s: the writer takes the flag as it comes.
+    const bool nearest = s != 20;
     const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
     device_buffer<int8_t> out(s * plane);
     ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, s * plane));  // padding must be written, not left
     detail::launch_residues(h.view(x.ptr), sh.nvec, nvec_pad, sh.k, k_pad, nullptr, e.ptr, tb,
-                            out.ptr, nullptr);
+                            nearest, out.ptr, nullptr);
     ASSERT_CUDA(cudaGetLastError());
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<int8_t> got = out.to_host();
@@ -86,7 +88,7 @@ TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
         for (int64_t l = 0; l < k_pad; ++l) {
           int8_t want = 0;
           if (v < sh.nvec && l < sh.k)
-            want = detail::int8_residue(detail::scale_truncate(h.at(v, l), exps[v]), tb, t);
+            want = detail::int8_residue(detail::scale_to_int(h.at(v, l), exps[v], nearest), tb, t);
           const int8_t g = got[t * plane + v * k_pad + l];
           if (g != want && ++bad <= 5)
             ADD_FAILURE() << "s=" << s << " plane " << t << " v=" << v << " l=" << l << ": want "
@@ -144,7 +146,7 @@ TEST_F(GpuTest, PlaneWriterWritesZerosWhenAlphaIsZero) {
   ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, tb.s * plane));
   // A null operand pointer: any read would fault.
   detail::launch_residues(operand{nullptr, sh.nvec, false}, sh.nvec, nvec_pad, sh.k, k_pad,
-                          alpha.ptr, e.ptr, tb, out.ptr, nullptr);
+                          alpha.ptr, e.ptr, tb, true, out.ptr, nullptr);
   ASSERT_CUDA(cudaGetLastError());
   ASSERT_CUDA(cudaDeviceSynchronize());
   for (int8_t b : out.to_host()) ASSERT_EQ(b, 0);
