@@ -14,7 +14,9 @@
 namespace ozdgemm::detail {
 
 struct crt_args {
-  const int32_t* prod;  // [s][n_pad][m_pad] exact INT32 products (k-block sums)
+  // [s][n_pad][m_pad] exact INT32 products (k-block sums); m_pad: the rows of C this launch
+  // covers (a block of rows, padded), p.m of them real.
+  const int32_t* prod;
   int64_t m_pad, n_pad;
   const int* exp_a;
   const int* exp_b;

@@ -54,7 +54,8 @@ stage_split measure_stages(const shape& sh, const input_set& in, int moduli, sca
   out.measured = true;
   try {
     device_array<char> ws(ozdgemm_workspace_bytes(sh, moduli, mode, gemm));
-    event_pool ev(4);
+    constexpr int kBlocks = d::stage_events::kMaxBlocks;
+    event_pool ev(4 + 2 * kBlocks);
     // Members are set by name after value-initialisation, so fields the engine adds later
     // keep their defaults here.
     d::stage_events se{};
@@ -62,6 +63,10 @@ stage_split measure_stages(const shape& sh, const input_set& in, int moduli, sca
     se.prepared = ev[1];
     se.multiplied = ev[2];
     se.finished = ev[3];
+    for (int b = 0; b < kBlocks; ++b) {
+      se.gemm_done[b] = ev[4 + b];
+      se.crt_done[b] = ev[4 + kBlocks + b];
+    }
     d::device_gemm call{};
     call.p.m = sh.m;
     call.p.n = sh.n;
@@ -84,8 +89,21 @@ stage_split measure_stages(const shape& sh, const input_set& in, int moduli, sca
       OZDGEMM_CUDA_TRY(cudaEventSynchronize(se.finished));
       if (r == 0) continue;  // warm-up
       prep.push_back(elapsed_ms(se.start, se.prepared));
-      gemm.push_back(elapsed_ms(se.prepared, se.multiplied));
-      crt.push_back(elapsed_ms(se.multiplied, se.finished));
+      if (se.blocks <= 1) {
+        gemm.push_back(elapsed_ms(se.prepared, se.multiplied));
+        crt.push_back(elapsed_ms(se.multiplied, se.finished));
+      } else if (se.blocks <= kBlocks) {  // row blocks: GEMMs and CRT alternate, sum each
+        double g = 0, c = 0;
+        for (int b = 0; b < se.blocks; ++b) {
+          g += elapsed_ms(b == 0 ? se.prepared : se.crt_done[b - 1], se.gemm_done[b]);
+          c += elapsed_ms(se.gemm_done[b], se.crt_done[b]);
+        }
+        gemm.push_back(g);
+        crt.push_back(c);
+      } else {
+        gemm.push_back(kNaN);
+        crt.push_back(kNaN);
+      }
     }
     out.prep = median(prep);
     out.gemm = median(gemm);

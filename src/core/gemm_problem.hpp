@@ -22,6 +22,10 @@ struct operand {
   OZDGEMM_HD double at(int64_t v, int64_t l) const {
     return k_contiguous ? ptr[v * ld + l] : ptr[l * ld + v];
   }
+  // The same operand from vector v0 on (vector v of the result is vector v0 + v of this).
+  operand from_vector(int64_t v0) const {
+    return operand{k_contiguous ? ptr + v0 * ld : ptr + v0, ld, k_contiguous};
+  }
 };
 
 // A BLAS TRANS character as LSAME reads it: case-insensitive, first character only; C (conjugate

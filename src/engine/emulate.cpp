@@ -87,11 +87,17 @@ struct layout {
   // Written before they are read.
   int* exp_b;
   int* head_b;
-  int8_t* bound_a;  // accurate: u planes and U blocks
+  // accurate: the u planes, read only by the bound GEMMs, before any residue is written: they
+  // sit in the first residue plane of each side.
+  int8_t* bound_a;
   int8_t* bound_b;
+  // bound_u (accurate) is dead once the exponents exist, before the first product GEMM
+  // writes prod: the two share their bytes (shared_bytes, the larger of the two).
   int32_t* bound_u;
+  int32_t* prod;  // [s][n_pad][rows of one block]
+  size_t shared_bytes;
   int8_t* res_b;  // [s][n_pad][k_pad]
-  int32_t* prod;  // [s][n_pad][m_pad]
+  int64_t row_block, row_blocks;  // rows of C per block of steps 3-4, and their number
   long long* col_max;  // auto, accurate: [n]
   int* head_all;       // auto, accurate: [19][n]
   char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
@@ -105,13 +111,14 @@ struct layout {
 constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
 // `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged);
-// `gemm` (resolved) the INT8 GEMM backend's workspace, last.
+// `gemm` (resolved) the INT8 GEMM backend's workspace, last. row_block: rows of C per block of
+// the GEMM and CRT steps (0 or >= m: one block).
 layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                   bool automatic, int8_gemm_backend gemm) {
+                   bool automatic, int8_gemm_backend gemm, int64_t row_block) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   layout L{};
   if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
-      s < 0) {
+      s < 1) {
     L.fits = false;
     return L;
   }
@@ -119,6 +126,8 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.n_pad = round_up(n, kPad);
   L.k_pad = round_up(k, kPad);
   L.nblk = (L.k_pad + kKBlock - 1) / kKBlock;
+  L.row_block = row_block <= 0 || row_block >= L.m_pad ? L.m_pad : round_up(row_block, kPad);
+  L.row_blocks = L.m_pad == 0 ? 0 : (L.m_pad + L.row_block - 1) / L.row_block;
   const bool accurate = mode == scaling_mode::accurate;
   carver c(base);
   L.emax_a = c.take<int>(m);
@@ -145,11 +154,17 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.b_zeroed_end = c.used();
   L.exp_b = c.take<int>(n);
   L.head_b = c.take<int>(accurate ? n : 0);
-  L.bound_a = c.take<int8_t>(accurate ? c.count(L.m_pad, L.k_pad) : 0);
-  L.bound_b = c.take<int8_t>(accurate ? c.count(L.n_pad, L.k_pad) : 0);
-  L.bound_u = c.take<int32_t>(accurate ? c.count(L.nblk, L.m_pad, L.n_pad) : 0);
+  {
+    const int64_t u = accurate ? c.count(L.nblk, L.m_pad, L.n_pad) : 0;
+    const int64_t prod = c.count(s, L.row_block, L.n_pad);
+    const size_t before = c.align();
+    L.prod = c.take<int32_t>(u > prod ? u : prod);
+    L.bound_u = L.prod;
+    L.shared_bytes = c.used() - before;
+  }
   L.res_b = c.take<int8_t>(c.count(s, L.n_pad, L.k_pad));
-  L.prod = c.take<int32_t>(c.count(s, L.m_pad, L.n_pad));
+  L.bound_a = accurate ? L.res_a : nullptr;  // s >= 2 planes each: room for one bound plane
+  L.bound_b = accurate ? L.res_b : nullptr;
   if (automatic && accurate) {
     L.col_max = c.take<long long>(n);
     L.head_all = c.take<int>(c.count(kSpan, n));
@@ -159,6 +174,57 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.total_bytes = c.used();
   L.fits = c.ok();
   return L;
+}
+
+// Rows of C per block of the GEMM and CRT steps. The INT32 products of all of C, 4 s m n
+// bytes, are most of the workspace at large sizes (24 GB at 16384^3, s = 15, against
+// s(m+n)k + (s+4)mn = 13 GB for an implementation that reduces each product to bytes before
+// the next, issue 4's bound). When the whole product would take the workspace past that bound,
+// the GEMMs and the CRT run on blocks of rows of C: as many rows as the bound leaves room for
+// (the products reuse the accurate mode's bound GEMM output, see layout), balanced, and never
+// fewer than kMinRowBlock, below which the INT8 GEMMs lose speed (the lt backend's
+// workspace is not counted: the peer's cuBLAS workspace is not either). The bits are the same: each
+// element of C is computed from the same residues by the same CRT.
+// OZDGEMM_ROW_BLOCK=off (one block) or =<rows> overrides the rule (read once), for measurement.
+constexpr int64_t kMinRowBlock = 1024;
+
+int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool automatic,
+                       int8_gemm_backend gemm) {
+  const layout whole = make_layout(nullptr, m, n, k, s, mode, automatic, gemm, 0);
+  if (!whole.fits) return 0;
+  const double peer = static_cast<double>(s) * (static_cast<double>(m) + n) * k +
+                      (s + 4.0) * static_cast<double>(m) * n;
+  // cuBLASLt's workspace (at most 64 MB) is left out, as cuBLAS's own is on the peer's side.
+  const double own = static_cast<double>(whole.total_bytes - whole.lt_ws_bytes);
+  if (own <= peer) return whole.m_pad;
+  const double room = peer - (own - static_cast<double>(whole.shared_bytes));
+  const double per_row = 4.0 * s * static_cast<double>(whole.n_pad);
+  int64_t rows = room <= 0 ? 0 : static_cast<int64_t>(room / per_row) / 256 * 256;
+  if (rows < kMinRowBlock) rows = kMinRowBlock;
+  if (rows >= whole.m_pad) return whole.m_pad;
+  const int64_t blocks = (whole.m_pad + rows - 1) / rows;
+  return round_up((whole.m_pad + blocks - 1) / blocks, kPad);  // <= rows: rows is a multiple of 16
+}
+
+int64_t resolve_row_block(int64_t requested, int64_t m, int64_t n, int64_t k, int s,
+                          scaling_mode mode, bool automatic, int8_gemm_backend gemm) {
+  static const int64_t forced = [] {  // -1: the rule; 0: one block; > 0: rows
+    const char* v = setting_env("OZDGEMM_ROW_BLOCK");
+    if (v == nullptr) return int64_t{-1};
+    if (std::strcmp(v, "off") == 0) return int64_t{0};
+    char* end = nullptr;
+    const long long rows = std::strtoll(v, &end, 10);
+    return end != v && *end == '\0' && rows > 0 ? static_cast<int64_t>(rows) : int64_t{-1};
+  }();
+  if (requested > 0) return requested;
+  if (forced >= 0) return forced;
+  return rule_row_block(m, n, k, s, mode, automatic, gemm);
+}
+
+layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
+                  bool automatic, int8_gemm_backend gemm, int64_t requested_row_block) {
+  return make_layout(base, m, n, k, s, mode, automatic, gemm,
+                     resolve_row_block(requested_row_block, m, n, k, s, mode, automatic, gemm));
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
@@ -222,21 +288,20 @@ bool stream_capturing(cudaStream_t stream) {
 
 }  // namespace
 
-bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                               scaling_mode mode, size_t* bytes,
-                               int8_gemm_backend gemm) noexcept {
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                               size_t* bytes, int8_gemm_backend gemm, int64_t row_block) noexcept {
   const bool automatic = num_moduli == kAutoModuli;
-  const layout L = make_layout(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode,
-                               automatic, resolve_int8_gemm(gemm));
+  const layout L = layout_for(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode,
+                              automatic, resolve_int8_gemm(gemm), row_block);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
 }
 
-size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                 scaling_mode mode, int8_gemm_backend gemm) {
+size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                                 int8_gemm_backend gemm, int64_t row_block) {
   size_t bytes = 0;
-  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes, gemm))
+  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes, gemm, row_block))
     throw std::length_error("emulation workspace size overflows");
   return bytes;
 }
@@ -261,8 +326,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // plane t at t times the plane size), and the table of the chosen s once it is known.
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.num_moduli);
   const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
-  const layout L = make_layout(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s,
-                               call.mode, automatic, gemm);
+  const layout L = layout_for(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s, call.mode,
+                              automatic, gemm, call.row_block);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
@@ -309,7 +374,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     for (int64_t blk = 0; blk < L.nblk; ++blk) {
       const int64_t k0 = blk * kKBlock;
       const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-      int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.bound_a, L.bound_b,
+      int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.bound_a, L.m_pad * L.k_pad, L.bound_b,
                 L.bound_u + blk * L.m_pad * L.n_pad, 1, false);
     }
     if (!automatic) {
@@ -345,32 +410,48 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);
 
-  // 3. INT8 GEMMs per k-block, batched over the moduli or one call each (batched_gemms);
-  // between blocks the INT32 sums are reduced mod m_t so the next block cannot overflow.
-  for (int64_t blk = 0; blk < L.nblk; ++blk) {
-    const int64_t k0 = blk * kKBlock;
-    const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-    if (blk > 0) {
-      launch_fold(L.prod, L.m_pad * L.n_pad, *tb, st);
-      OZDGEMM_CHECK_LAUNCH();
-    }
-    if (batched_gemms(call.batching, L.m_pad, L.n_pad, L.k_pad)) {
-      int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad, L.res_a, L.res_b, L.prod,
-                s, blk > 0);
-    } else {
-      for (int t = 0; t < s; ++t)
-        int8_gemm(g, L.m_pad, L.n_pad, k0, klen, L.k_pad,
-                  L.res_a + t * L.m_pad * L.k_pad, L.res_b + t * L.n_pad * L.k_pad,
-                  L.prod + t * L.m_pad * L.n_pad, 1, blk > 0);
-    }
-  }
-  if (ev != nullptr) record(ev->multiplied, st);
+  // 3-4 per block of rows of C (one block unless the products would outgrow the workspace
+  // bound, rule_row_block).
+  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
+  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
+  const int64_t a_plane = L.m_pad * L.k_pad;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const int64_t i0 = rb * L.row_block;
+    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    const int64_t plane = rows * L.n_pad;
+    const int8_t* res_a = L.res_a + i0 * L.k_pad;
 
-  // 4. Reduction + CRT + inverse scaling + alpha/beta.
-  const crt_args args{L.prod,    L.m_pad,   L.n_pad, L.exp_a, L.exp_b,
-                      L.flags_a, L.flags_b, p.a,     p.b};
-  launch_crt(p, args, *tb, call.alpha, call.beta, st);
-  OZDGEMM_CHECK_LAUNCH();
+    // 3. INT8 GEMMs per k-block, batched over the moduli or one call each (batched_gemms);
+    // between blocks the INT32 sums are reduced mod m_t so the next block cannot overflow.
+    for (int64_t blk = 0; blk < L.nblk; ++blk) {
+      const int64_t k0 = blk * kKBlock;
+      const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+      if (blk > 0) {
+        launch_fold(L.prod, plane, *tb, st);
+        OZDGEMM_CHECK_LAUNCH();
+      }
+      if (batched_gemms(call.batching, rows, L.n_pad, L.k_pad)) {
+        int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a, a_plane, L.res_b, L.prod, s, blk > 0);
+      } else {
+        for (int t = 0; t < s; ++t)
+          int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a + t * a_plane, a_plane,
+                    L.res_b + t * L.n_pad * L.k_pad, L.prod + t * plane, 1, blk > 0);
+      }
+    }
+    if (block_events) record(ev->gemm_done[rb], st);
+    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
+
+    // 4. Reduction + CRT + inverse scaling + alpha/beta, for rows [i0, i0 + rows) of C.
+    gemm_problem pb = p;
+    pb.m = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
+    pb.c = p.c + i0;
+    pb.a = p.a.from_vector(i0);
+    const crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
+                        L.flags_a + i0, L.flags_b, pb.a,    p.b};
+    launch_crt(pb, args, *tb, call.alpha, call.beta, st);
+    OZDGEMM_CHECK_LAUNCH();
+    if (block_events) record(ev->crt_done[rb], st);
+  }
   if (ev != nullptr) record(ev->finished, st);
   return s;
 }

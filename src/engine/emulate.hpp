@@ -5,6 +5,8 @@
 //   2. residues: s INT8 planes per operand;
 //   3. s INT8 x INT8 -> INT32 GEMMs, strided-batched over the moduli, per k-block;
 //   4. reduction mod m_t fused with CRT reconstruction, inverse scaling and alpha/beta.
+// Steps 3 and 4 run per block of rows of C when the INT32 products of all of C would make the
+// workspace larger than s(m+n)k + (s+4)mn bytes (see product_row_block in emulate.cpp).
 #pragma once
 
 #include <cublas_v2.h>
@@ -21,9 +23,18 @@
 namespace ozdgemm::detail {
 
 // Optional instrumentation: events recorded at the stage boundaries (start, after scaling
-// and residues, after the INT8 GEMMs, after CRT). Recording adds no synchronisation.
+// and residues, after the INT8 GEMMs, after CRT). Recording adds no synchronisation. With
+// row blocks the GEMMs and the CRT alternate: `blocks` is set to their number, and when it is
+// at most kMaxBlocks and the arrays hold events, gemm_done[b] and crt_done[b] are recorded
+// after block b's GEMMs and after its CRT (the GEMM time is then the sum over b of
+// gemm_done[b] - crt_done[b-1], from `prepared` for b = 0). `multiplied` is recorded after the
+// last block's GEMMs, `finished` at the end.
 struct stage_events {
+  static constexpr int kMaxBlocks = 32;
   cudaEvent_t start, prepared, multiplied, finished;
+  int blocks = 0;  // out
+  cudaEvent_t gemm_done[kMaxBlocks] = {};
+  cudaEvent_t crt_done[kMaxBlocks] = {};
 };
 
 // How the s modulus GEMMs are issued: automatic picks by size (emulate.cpp says why).
@@ -59,6 +70,9 @@ struct device_gemm {
   // call. The workspace must have been sized for the same backend (it adds the lt backend's
   // workspace), see emulation_workspace_bytes.
   int8_gemm_backend int8_gemm = int8_gemm_backend::setting;
+  // Rows of C per block of steps 3-4 (a multiple of 16); 0: the engine's rule. For tests; the
+  // workspace must have been sized with the same value.
+  int64_t row_block = 0;
 };
 
 // Workspace the call needs, in bytes (kAutoModuli: the workspace of s = 20 plus the model's
@@ -67,13 +81,13 @@ struct device_gemm {
 // checked before anything is allocated. `gemm` is the call's INT8 GEMM backend (`setting`:
 // the process-wide one now): the lt backend's workspace comes last, after every other array,
 // so the cublas layout is unchanged and A's arrays keep their offsets (reuse_a).
-bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                               scaling_mode mode, size_t* bytes,
-                               int8_gemm_backend gemm = int8_gemm_backend::setting) noexcept;
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                               size_t* bytes, int8_gemm_backend gemm = int8_gemm_backend::setting,
+                               int64_t row_block = 0) noexcept;
 // The same for sizes known to fit; throws std::length_error when they do not.
-size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                 scaling_mode mode,
-                                 int8_gemm_backend gemm = int8_gemm_backend::setting);
+size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+                                 int8_gemm_backend gemm = int8_gemm_backend::setting,
+                                 int64_t row_block = 0);
 
 // Enqueues the whole pipeline and returns the moduli count used: call.num_moduli, or for
 // kAutoModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the stream is being

@@ -72,12 +72,14 @@ struct int8_gemm_target {
   size_t lt_workspace_bytes;
 };
 
-// INT8 x INT8 -> INT32, C = A^T B (+ C when accumulate), over `batch` planes (A planes
-// m_pad x k_pad apart, B planes n_pad x k_pad, C planes m_pad x n_pad), for the k-block
-// [k0, k0 + klen), on t.stream. All leading dimensions and offsets are multiples of 16
-// (tensor-core alignment). Throws cublas_error / cuda_error on failure.
-void int8_gemm(const int8_gemm_target& t, int64_t m_pad, int64_t n_pad, int64_t k0,
-               int64_t klen, int64_t k_pad, const int8_t* a, const int8_t* b, int32_t* c,
+// INT8 x INT8 -> INT32, C = A^T B (+ C when accumulate), m_rows x n_pad per plane, over
+// `batch` planes (A planes a_stride bytes apart, B planes n_pad x k_pad, C planes
+// m_rows x n_pad with leading dimension m_rows), for the k-block [k0, k0 + klen), on
+// t.stream. a_stride is m_rows k_pad for whole planes, more for a block of rows of them (the
+// engine's row blocks). All leading dimensions and offsets are multiples of 16 (tensor-core
+// alignment). Throws cublas_error / cuda_error on failure.
+void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t k0, int64_t klen,
+               int64_t k_pad, const int8_t* a, int64_t a_stride, const int8_t* b, int32_t* c,
                int batch, bool accumulate);
 
 }  // namespace ozdgemm::detail
