@@ -1,5 +1,6 @@
 #include "engine/emulate.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,8 +11,8 @@
 #include "common/fault_injection.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
-#include "engine/int8_gemm.hpp"
 #include "crt.cuh"
+#include "engine/int8_gemm.hpp"
 #include "residues.cuh"
 #include "scaling.cuh"
 
@@ -182,11 +183,16 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
 // the next, issue 4's bound). When the whole product would take the workspace past that bound,
 // the GEMMs and the CRT run on blocks of rows of C: as many rows as the bound leaves room for
 // (the products reuse the accurate mode's bound GEMM output, see layout), balanced, and never
-// fewer than kMinRowBlock, below which the INT8 GEMMs lose speed (the lt backend's
-// workspace is not counted: the peer's cuBLAS workspace is not either). The bits are the same: each
+// fewer than kMinRowBlock rows or kMinBlockElements elements of C, below which the INT8 GEMMs
+// lose speed (the lt backend's workspace is not counted: the peer's cuBLAS workspace is not
+// either). Measured on the H200 (bench/results/2026-11-29_h200_ce3ab97_row_blocks): blocks
+// made 16384^3 6-10% faster (the GEMMs and the CRT both shorter), 4096^3 (4 blocks of
+// 1024 x 4096) no slower, but 2048^2 (1024 x 2048) 4% and 2048 x 2048 x 262144 10% slower:
+// hence the element floor, which keeps those at one block. The bits are the same: each
 // element of C is computed from the same residues by the same CRT.
 // OZDGEMM_ROW_BLOCK=off (one block) or =<rows> overrides the rule (read once), for measurement.
 constexpr int64_t kMinRowBlock = 1024;
+constexpr int64_t kMinBlockElements = int64_t{1} << 22;
 
 int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool automatic,
                        int8_gemm_backend gemm) {
@@ -200,7 +206,9 @@ int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode
   const double room = peer - (own - static_cast<double>(whole.shared_bytes));
   const double per_row = 4.0 * s * static_cast<double>(whole.n_pad);
   int64_t rows = room <= 0 ? 0 : static_cast<int64_t>(room / per_row) / 256 * 256;
-  if (rows < kMinRowBlock) rows = kMinRowBlock;
+  const int64_t min_rows =
+      round_up(std::max(kMinRowBlock, (kMinBlockElements + whole.n_pad - 1) / whole.n_pad), 256);
+  if (rows < min_rows) rows = min_rows;
   if (rows >= whole.m_pad) return whole.m_pad;
   const int64_t blocks = (whole.m_pad + rows - 1) / rows;
   return round_up((whole.m_pad + blocks - 1) / blocks, kPad);  // <= rows: rows is a multiple of 16
