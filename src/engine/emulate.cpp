@@ -128,7 +128,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.k_pad = round_up(k, kPad);
   L.nblk = (L.k_pad + kKBlock - 1) / kKBlock;
   L.row_block = row_block <= 0 || row_block >= L.m_pad ? L.m_pad : round_up(row_block, kPad);
-  L.row_blocks = L.m_pad == 0 ? 0 : (L.m_pad + L.row_block - 1) / L.row_block;
+  L.row_blocks = L.m_pad == 0 ? 0 : (L.m_pad - 1) / L.row_block + 1;  // no overflow at 2^62
   const bool accurate = mode == scaling_mode::accurate;
   carver c(base);
   L.emax_a = c.take<int>(m);
