@@ -198,6 +198,7 @@ int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode
                        int8_gemm_backend gemm) {
   const layout whole = make_layout(nullptr, m, n, k, s, mode, automatic, gemm, 0);
   if (!whole.fits) return 0;
+  if (whole.m_pad == 0 || whole.n_pad == 0) return whole.m_pad;  // no products
   const double peer = static_cast<double>(s) * (static_cast<double>(m) + n) * k +
                       (s + 4.0) * static_cast<double>(m) * n;
   // cuBLASLt's workspace (at most 64 MB) is left out, as cuBLAS's own is on the peer's side.
@@ -205,7 +206,9 @@ int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode
   if (own <= peer) return whole.m_pad;
   const double room = peer - (own - static_cast<double>(whole.shared_bytes));
   const double per_row = 4.0 * s * static_cast<double>(whole.n_pad);
-  int64_t rows = room <= 0 ? 0 : static_cast<int64_t>(room / per_row) / 256 * 256;
+  const double room_rows = room <= 0 ? 0 : room / per_row;
+  if (room_rows >= static_cast<double>(whole.m_pad)) return whole.m_pad;
+  int64_t rows = static_cast<int64_t>(room_rows) / 256 * 256;  // < m_pad: fits int64
   const int64_t min_rows =
       round_up(std::max(kMinRowBlock, (kMinBlockElements + whole.n_pad - 1) / whole.n_pad), 256);
   if (rows < min_rows) rows = min_rows;

@@ -57,9 +57,10 @@ TEST(WorkspaceBound, SmallShapesKeepOneBlock) {
   struct shape {
     int64_t m, n, k;
   };
-  for (const shape sh : {shape{1, 1, 1}, shape{256, 256, 8192}, shape{1000, 3000, 64},
-                         shape{1024, 1024, 1024}, shape{40, 16384, 16384}, shape{2048, 2048, 2048},
-                         shape{2048, 2048, 262144}, shape{4096, 1024, 4096}})
+  for (const shape sh :
+       {shape{1, 1, 1}, shape{0, 64, 64}, shape{64, 0, 64}, shape{64, 64, 0}, shape{256, 256, 8192},
+        shape{1000, 3000, 64}, shape{1024, 1024, 1024}, shape{40, 16384, 16384},
+        shape{2048, 2048, 2048}, shape{2048, 2048, 262144}, shape{4096, 1024, 4096}})
     for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
       EXPECT_EQ(bytes(sh.m, sh.n, sh.k, 15, mode, int8_gemm_backend::lt),
                 bytes(sh.m, sh.n, sh.k, 15, mode, int8_gemm_backend::lt, sh.m))
