@@ -85,13 +85,12 @@ size_t int8_gemm_workspace_bytes(int8_gemm_backend resolved, int64_t m_pad,
 void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t k0, int64_t klen,
                int64_t k_pad, const int8_t* a, int64_t a_stride, const int8_t* b, int32_t* c,
                int batch, bool accumulate) {
-  const int64_t m_pad = m_rows;  // C's rows and leading dimension
   static const int32_t one = 1, zero = 0;
   if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
     throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   if (t.backend == int8_gemm_backend::lt) {
-    const lt_gemm_shape shape{m_pad, n_pad, klen,     k_pad,         k_pad,
-                              m_pad, batch, a_stride, n_pad * k_pad, m_pad * n_pad};
+    const lt_gemm_shape shape{m_rows, n_pad, klen,     k_pad,         k_pad,
+                              m_rows, batch, a_stride, n_pad * k_pad, m_rows * n_pad};
     if (lt_int8_gemm(t.handle, t.stream, shape, a + k0, b + k0, c, accumulate, t.lt_workspace,
                      t.lt_workspace_bytes))
       return;
@@ -99,10 +98,10 @@ void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t
     // nothing that changes C was enqueued, beyond timing's C = A^T B: cublasGemmEx below.
   }
   OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
-      t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_pad), static_cast<int>(n_pad),
+      t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_rows), static_cast<int>(n_pad),
       static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), a_stride, b + k0,
       CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c, CUDA_R_32I,
-      static_cast<int>(m_pad), m_pad * n_pad, batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+      static_cast<int>(m_rows), m_rows * n_pad, batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace ozdgemm::detail

@@ -122,11 +122,6 @@ cublasOperation_t to_op(char c) {
   return c == 'N' ? CUBLAS_OP_N : c == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
-bool same_bits(double x, double y) {
-  if (std::isnan(x) && std::isnan(y)) return true;
-  return std::memcmp(&x, &y, sizeof x) == 0;
-}
-
 class BitIdentity : public GpuTest, public ::testing::WithParamInterface<gemm_case> {};
 
 TEST_P(BitIdentity, GpuEqualsHostReference) {

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
@@ -27,6 +29,12 @@ class GpuTest : public ::testing::Test {
   }
   cublasHandle_t handle_ = nullptr;
 };
+
+// The same double bit for bit; any two NaNs count as equal (payloads are not preserved).
+inline bool same_bits(double x, double y) {
+  if (std::isnan(x) && std::isnan(y)) return true;
+  return std::memcmp(&x, &y, sizeof x) == 0;
+}
 
 template <class T>
 struct device_buffer {

@@ -29,11 +29,6 @@ struct block_case {
   int64_t row_block;
 };
 
-bool same_bits(double x, double y) {
-  if (std::isnan(x) && std::isnan(y)) return true;
-  return std::memcmp(&x, &y, sizeof x) == 0;
-}
-
 class RowBlocks : public GpuTest, public ::testing::WithParamInterface<block_case> {};
 
 TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
