@@ -1,6 +1,7 @@
 #include "engine/emulate.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "common/env.hpp"
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
+#include "common/logging.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
@@ -219,14 +221,8 @@ int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode
 
 int64_t resolve_row_block(int64_t requested, int64_t m, int64_t n, int64_t k, int s,
                           scaling_mode mode, bool automatic, int8_gemm_backend gemm) {
-  static const int64_t forced = [] {  // -1: the rule; 0: one block; > 0: rows
-    const char* v = setting_env("OZDGEMM_ROW_BLOCK");
-    if (v == nullptr) return int64_t{-1};
-    if (std::strcmp(v, "off") == 0) return int64_t{0};
-    char* end = nullptr;
-    const long long rows = std::strtoll(v, &end, 10);
-    return end != v && *end == '\0' && rows > 0 ? static_cast<int64_t>(rows) : int64_t{-1};
-  }();
+  // -1: the rule; 0: one block; > 0: rows
+  static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
   if (requested > 0) return requested;
   if (forced >= 0) return forced;
   return rule_row_block(m, n, k, s, mode, automatic, gemm);
@@ -245,12 +241,8 @@ layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mo
 // multiply-adds per modulus, between the measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped
 // overrides the rule (read once), for measurements.
 bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k_pad) {
-  static const gemm_batching forced = [] {
-    const char* v = setting_env("OZDGEMM_GEMM_BATCHING");
-    if (v != nullptr && std::strcmp(v, "batched") == 0) return gemm_batching::batched;
-    if (v != nullptr && std::strcmp(v, "looped") == 0) return gemm_batching::looped;
-    return gemm_batching::automatic;
-  }();
+  static const gemm_batching forced =
+      gemm_batching_from_env_value(setting_env("OZDGEMM_GEMM_BATCHING"));
   if (choice == gemm_batching::automatic) choice = forced;
   if (choice != gemm_batching::automatic) return choice == gemm_batching::batched;
   return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
@@ -298,6 +290,39 @@ bool stream_capturing(cudaStream_t stream) {
 }
 
 }  // namespace
+
+namespace {
+// One warning in the wording of interpose/config.cpp's other settings; never throws.
+void warn_invalid(const char* name, const char* value, const char* expected) noexcept {
+  try {
+    logger().warn("{}='{}' is invalid (expected {}); using the rule", name, value, expected);
+  } catch (...) {
+  }
+}
+}  // namespace
+
+gemm_batching gemm_batching_from_env_value(const char* value) noexcept {
+  if (value == nullptr) return gemm_batching::automatic;
+  if (std::strcmp(value, "batched") == 0) return gemm_batching::batched;
+  if (std::strcmp(value, "looped") == 0) return gemm_batching::looped;
+  warn_invalid("OZDGEMM_GEMM_BATCHING", value, "batched|looped");
+  return gemm_batching::automatic;
+}
+
+int64_t row_block_from_env_value(const char* value) noexcept {
+  if (value == nullptr) return -1;
+  if (std::strcmp(value, "off") == 0) return 0;
+  // Digits only: strtoll alone would take " 64", "+64" and "0x40".
+  bool digits = *value != '\0';
+  for (const char* c = value; *c != '\0'; ++c) digits = digits && *c >= '0' && *c <= '9';
+  if (digits) {
+    errno = 0;
+    const long long rows = std::strtoll(value, nullptr, 10);
+    if (errno == 0 && rows > 0 && rows < (int64_t{1} << 31)) return rows;
+  }
+  warn_invalid("OZDGEMM_ROW_BLOCK", value, "off or a number of rows in 1..2^31-1");
+  return -1;
+}
 
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
                                size_t* bytes, int8_gemm_backend gemm, int64_t row_block) noexcept {

@@ -40,6 +40,15 @@ struct stage_events {
 // How the s modulus GEMMs are issued: automatic picks by size (emulate.cpp says why).
 enum class gemm_batching { automatic, batched, looped };
 
+// The measurement overrides, read once by the engine (README, Environment). Pure apart from
+// the one warning an invalid value gets (then the rule, as for the other settings); separate
+// from the readers so that the mapping can be unit-tested.
+//   OZDGEMM_GEMM_BATCHING: null -> automatic; "batched", "looped"; anything else -> automatic.
+gemm_batching gemm_batching_from_env_value(const char* value) noexcept;
+//   OZDGEMM_ROW_BLOCK: null -> -1 (the rule); "off" -> 0 (one block); a decimal number of rows
+//   in [1, 2^31) -> that; anything else -> -1.
+int64_t row_block_from_env_value(const char* value) noexcept;
+
 // device_gemm::num_moduli for the automatic moduli count (= OZDGEMM_MODULI_AUTO). The scaling
 // pass also reduces the model's statistics (kernels/scaling.cuh); the 2 x 21 worst ratios come
 // back to the host in one small device-to-host copy followed by a stream synchronisation (s

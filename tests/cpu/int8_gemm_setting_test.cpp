@@ -3,7 +3,6 @@
 // workspace (counted in the engine's workspace, so the caps see it). The GPU side, bit
 // identity of the two backends, is tests/gpu/int8_gemm_backend_test.cu.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "common/logging.hpp"
 #include "engine/emulate.hpp"
 #include "engine/int8_gemm.hpp"
+#include "log_capture.hpp"
 
 namespace ozdgemm::test {
 namespace {
@@ -24,24 +24,6 @@ using detail::int8_gemm_backend;
 // Restores the environment's backend however a test ends.
 struct setting_scope {
   ~setting_scope() { detail::set_int8_gemm_setting(int8_gemm_backend::setting); }
-};
-
-// Collects what the library logs during its lifetime (at the logger's level, warn unless
-// OZDGEMM_LOG_LEVEL says otherwise).
-struct log_capture {
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
-  log_capture() { detail::logger().sinks().push_back(sink); }
-  ~log_capture() {
-    auto& sinks = detail::logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
-  }
-  int count(const std::string& needle) const {
-    int n = 0;
-    for (const std::string& line : sink->last_formatted())
-      n += line.find(needle) != std::string::npos;
-    return n;
-  }
 };
 
 TEST(Int8GemmSetting, ParsesExactlyCublasAndLt) {
