@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "common/hash_fill.cuh"
+
 namespace {
 
 #define CUDA_OK(x)                                                                      \
@@ -38,17 +40,6 @@ namespace {
       std::exit(1);                                                               \
     }                                                                             \
   } while (0)
-
-__global__ void fill_int8(int8_t* p, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = static_cast<int8_t>(h & 0xff);
-  }
-}
 
 struct shape {
   int64_t m, n, k;
@@ -133,8 +124,10 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaMalloc(&a, size_t(m) * k * nb));
     CUDA_OK(cudaMalloc(&b, size_t(n) * k * nb));
     CUDA_OK(cudaMalloc(&c, size_t(m) * n * 4 * nb));
-    fill_int8<<<1024, 256, 0, st>>>(a, size_t(m) * k * nb, 1);
-    fill_int8<<<1024, 256, 0, st>>>(b, size_t(n) * k * nb, 2);
+    ozdgemm::bench::fill_hash<<<1024, 256, 0, st>>>(reinterpret_cast<uint32_t*>(a),
+                                                    size_t(m) * k * nb / 4, 1, ~0u);
+    ozdgemm::bench::fill_hash<<<1024, 256, 0, st>>>(reinterpret_cast<uint32_t*>(b),
+                                                    size_t(n) * k * nb / 4, 2, ~0u);
     CUDA_OK(cudaStreamSynchronize(st));
     const double ops = 2.0 * m * n * k;
     char name[64];

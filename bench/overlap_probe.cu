@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/bench_cuda.hpp"
+#include "common/hash_fill.cuh"
 #include "core/crt.hpp"
 #include "core/moduli.hpp"
 #include "engine/int8_gemm.hpp"
@@ -34,17 +35,6 @@ namespace bench = ozdgemm::bench;
 
 constexpr int kS = 14;  // the moduli count of the headline runs
 constexpr int kSideThreads = 1024;
-
-__global__ void fill_bytes(uint32_t* p, size_t words, uint32_t seed, uint32_t mask) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
-       i += size_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = h & mask;
-  }
-}
 
 // The engine's CRT per element (kernels/crt.cu without alpha/beta and non-finite handling),
 // over a grid-stride loop so that the grid size is free.
@@ -110,11 +100,11 @@ int main(int argc, char** argv) try {
   bench::device_array<int32_t> c(static_cast<size_t>(kS * plane)),
       side_prod(static_cast<size_t>(kS * plane));
   bench::device_array<double> side_out(static_cast<size_t>(plane));
-  fill_bytes<<<1024, 256>>>(reinterpret_cast<uint32_t*>(a.get()), a.size() / 4, 1, ~0u);
-  fill_bytes<<<1024, 256>>>(reinterpret_cast<uint32_t*>(b.get()), b.size() / 4, 2, ~0u);
+  bench::fill_hash<<<1024, 256>>>(reinterpret_cast<uint32_t*>(a.get()), a.size() / 4, 1, ~0u);
+  bench::fill_hash<<<1024, 256>>>(reinterpret_cast<uint32_t*>(b.get()), b.size() / 4, 2, ~0u);
   // Products of the size the GEMMs give (|p| < 2^30).
-  fill_bytes<<<1024, 256>>>(reinterpret_cast<uint32_t*>(side_prod.get()), side_prod.size(), 3,
-                            0x3FFFFFFFu);
+  bench::fill_hash<<<1024, 256>>>(reinterpret_cast<uint32_t*>(side_prod.get()), side_prod.size(), 3,
+                                  0x3FFFFFFFu);
   OZDGEMM_CUDA_TRY(cudaDeviceSynchronize());
 
   bench::cuda_stream s0, s1, s2;
