@@ -9,12 +9,13 @@ namespace ozdgemm::detail {
 namespace {
 
 // H200 rates measured with bench/ozdgemm_bench (docs/performance_model.md says where), chosen
-// on the side that favours native: auto mode must never pick a slower emulation.
+// on the side that favours native: auto mode must never pick a slower emulation
+// (tests/cpu/performance_model_test.cpp holds the model to the 58bc1ab sweep).
 constexpr double kNativeFp64 = 57e12;    // cublasDgemm, flop/s, n >= 2048
 constexpr double kNativeLatency = 10e-6;  // s
-constexpr double kInt8 = 1.3e15;          // INT8 GEMM multiply-adds x 2 per second
-constexpr double kPrepBandwidth = 1.8e12;  // scaling + residue passes, bytes/s
-constexpr double kCrtBandwidth = 2.0e12;   // reduction + CRT pass, bytes/s
+constexpr double kInt8 = 1.35e15;         // INT8 GEMM multiply-adds x 2 per second
+constexpr double kPrepBandwidth = 2.1e12;    // scaling + residue passes, bytes/s
+constexpr double kCrtBandwidth = 2.3e12;     // reduction + CRT pass, bytes/s
 constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
 constexpr double kPcie = 20e9;             // pinned host <-> device, bytes/s per direction
 constexpr double kCpuBlas = 1.0e11;        // host BLAS flop/s: generous on purpose
