@@ -289,6 +289,9 @@ bool stream_capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
+}  // namespace
+
+namespace {
 // One warning in the wording of interpose/config.cpp's other settings; never throws.
 void warn_invalid(const char* name, const char* value, const char* expected) noexcept {
   try {
@@ -296,7 +299,6 @@ void warn_invalid(const char* name, const char* value, const char* expected) noe
   } catch (...) {
   }
 }
-
 }  // namespace
 
 gemm_batching gemm_batching_from_env_value(const char* value) noexcept {
