@@ -48,6 +48,10 @@ double worst_truncation_ratio(int64_t k, const vector_stats_for_choice& st,
   return worst;
 }
 
+double combine_ratios(double r, double c, int s, int64_t k) {
+  return rounds_to_nearest(moduli_for(s), k) ? 0.5 * (r + c) + 0.25 * (r * c) : r + c + r * c;
+}
+
 double target_bound(const accuracy_target& t, int64_t k) {
   switch (t.kind) {
     case accuracy_kind::native:

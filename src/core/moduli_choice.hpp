@@ -63,11 +63,11 @@ struct vector_stats_for_choice {
 double worst_truncation_ratio(int64_t k, const vector_stats_for_choice& st,
                               const std::vector<int>& exps);
 
-// eps = r + c + r c for the worst row ratio r and worst column ratio c, when the residues
-// truncate; (r + c) / 2 + r c / 4 when they round to nearest (|alpha_l| <= 1/2 in eq. 1).
-inline double combine_ratios(double r, double c, bool nearest) {
-  return nearest ? 0.5 * (r + c) + 0.25 * (r * c) : r + c + r * c;
-}
+// eps(s) from the worst row ratio r and worst column ratio c at s, depth k: r + c + r c when
+// the residues of s truncate; (r + c) / 2 + r c / 4 when they round to nearest
+// (rounds_to_nearest(moduli_for(s), k): |alpha_l| <= 1/2 in eq. 1). The one place that decides
+// the rounding for the model, shared by the device chooser and the host reference.
+double combine_ratios(double r, double c, int s, int64_t k);
 
 // The target as a bound on eps: native: kNativeFactor sqrt(k) 2^-53 (the probabilistic
 // bound of FP64 summation, lambda = 1; calibrated in docs/accuracy.md); bits: 2^-bits;

@@ -196,11 +196,8 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
 constexpr int64_t kMinRowBlock = 1024;
 constexpr int64_t kMinBlockElements = int64_t{1} << 22;
 
-int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool automatic,
-                       int8_gemm_backend gemm) {
-  const layout whole = make_layout(nullptr, m, n, k, s, mode, automatic, gemm, 0);
-  if (!whole.fits) return 0;
-  if (whole.m_pad == 0 || whole.n_pad == 0) return whole.m_pad;  // no products
+// The rule, from the one-block layout `whole` of the same call (fits, m_pad and n_pad > 0).
+int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int s) {
   const double peer = static_cast<double>(s) * (static_cast<double>(m) + n) * k +
                       (s + 4.0) * static_cast<double>(m) * n;
   // cuBLASLt's workspace (at most 64 MB) is left out, as cuBLAS's own is on the peer's side.
@@ -219,19 +216,19 @@ int64_t rule_row_block(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode
   return round_up((whole.m_pad + blocks - 1) / blocks, kPad);  // <= rows: rows is a multiple of 16
 }
 
-int64_t resolve_row_block(int64_t requested, int64_t m, int64_t n, int64_t k, int s,
-                          scaling_mode mode, bool automatic, int8_gemm_backend gemm) {
-  // -1: the rule; 0: one block; > 0: rows
-  static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
-  if (requested > 0) return requested;
-  if (forced >= 0) return forced;
-  return rule_row_block(m, n, k, s, mode, automatic, gemm);
-}
-
+// The call's layout with its row blocks: requested_row_block (> 0: rows), else
+// OZDGEMM_ROW_BLOCK, else the rule. One make_layout when the rule keeps one block (the common
+// case), two when it splits.
 layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
                   bool automatic, int8_gemm_backend gemm, int64_t requested_row_block) {
-  return make_layout(base, m, n, k, s, mode, automatic, gemm,
-                     resolve_row_block(requested_row_block, m, n, k, s, mode, automatic, gemm));
+  // -1: the rule; 0: one block; > 0: rows
+  static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
+  const int64_t rows = requested_row_block > 0 ? requested_row_block : forced;
+  if (rows >= 0) return make_layout(base, m, n, k, s, mode, automatic, gemm, rows);
+  const layout whole = make_layout(base, m, n, k, s, mode, automatic, gemm, 0);
+  if (!whole.fits || whole.m_pad == 0 || whole.n_pad == 0) return whole;  // no products
+  const int64_t rule = rule_row_block(whole, m, n, k, s);
+  return rule >= whole.m_pad ? whole : make_layout(base, m, n, k, s, mode, automatic, gemm, rule);
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
@@ -278,8 +275,7 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L) {
   OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
   // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
   return choose_moduli(call.target, p.k, [&](int s) {
-    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]),
-                          rounds_to_nearest(moduli_for(s), p.k));
+    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]), s, p.k);
   });
 }
 
@@ -289,9 +285,6 @@ bool stream_capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-}  // namespace
-
-namespace {
 // One warning in the wording of interpose/config.cpp's other settings; never throws.
 void warn_invalid(const char* name, const char* value, const char* expected) noexcept {
   try {
@@ -299,6 +292,7 @@ void warn_invalid(const char* name, const char* value, const char* expected) noe
   } catch (...) {
   }
 }
+
 }  // namespace
 
 gemm_batching gemm_batching_from_env_value(const char* value) noexcept {

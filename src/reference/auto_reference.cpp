@@ -64,8 +64,7 @@ double predicted_error(const scaling_statistics& st, int s) {
   std::vector<int> ea, eb;
   exponents_for(st, s, ea, eb);
   return combine_ratios(worst_truncation_ratio(st.k, st.a, ea),
-                        worst_truncation_ratio(st.k, st.b, eb),
-                        rounds_to_nearest(moduli_for(s), st.k));
+                        worst_truncation_ratio(st.k, st.b, eb), s, st.k);
 }
 
 moduli_choice reference_choose_moduli(const scaling_statistics& st, const accuracy_target& t) {
