@@ -4,10 +4,9 @@
 //
 //   OZDGEMM_MODE          auto | emulate | native                    (auto)
 //   OZDGEMM_MODULI        2..20 | auto                                (14)
-//                         auto: per device call, the smallest s whose predicted error meets
-//                         OZDGEMM_ACCURACY (docs/accuracy.md); native cublasDgemm when none
-//                         does. Host-memory calls (cblas_dgemm, dgemm_) keep a fixed count
-//                         under auto: kAutoModuliEstimate (16)
+//                         auto: per call, the smallest s whose predicted error meets
+//                         OZDGEMM_ACCURACY (docs/accuracy.md); native cublasDgemm (host-memory
+//                         calls: the CPU BLAS) when none does
 //   OZDGEMM_ACCURACY      native | max | bits 1..200: auto's target     (native)
 //   OZDGEMM_SCALING       fast | accurate                             (accurate)
 //   OZDGEMM_LOG_LEVEL     off | error | warn | info | debug | trace   (warn; src/common/logging)
@@ -52,7 +51,7 @@ namespace ozdgemm::detail {
 enum class run_mode { automatic, emulate, native };
 
 // The moduli count OZDGEMM_MODULI=auto is assumed to need where one must be known before the
-// call (the performance model of decision.cpp, the host path's fixed count): conservative, the
+// call (the performance model of decision.cpp): conservative, the
 // auto choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md, section 6).
 inline constexpr int kAutoModuliEstimate = 16;
 

@@ -125,8 +125,7 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     });
     if (st == OZDGEMM_STATUS_SUCCESS && s_used == 0) {
       const cublasStatus_t nst = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native,
-                "auto moduli: no s <= 20 meets OZDGEMM_ACCURACY", 0, pred.native_ms,
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, kAutoModuliDeclined, 0, pred.native_ms,
                 pred.emulated_ms, seconds()});
       return nst;
     }

@@ -15,7 +15,10 @@
 // tile, and reused (device_gemm::reuse_a): with fast scaling every row's exponent depends on
 // that row alone, so the tiles compute exactly what one call over all columns computes.
 // Accurate scaling's row exponents depend on all of B, so there the call is one tile, and only
-// the packing overlaps the copies.
+// the packing overlaps the copies. So is a call with OZDGEMM_MODULI=auto: the moduli count is
+// chosen per call from the statistics of all of A and B (engine/emulate.cpp), which a tile
+// does not see; the one worker then chooses exactly what ozdgemm_dgemm chooses on the same
+// data, or declines, and the caller runs the CPU BLAS.
 //
 // Several GPUs (OZDGEMM_DEVICES), or several workers on one GPU
 // (OZDGEMM_HOST_WORKERS_PER_DEVICE): each worker is the pipeline above with its own streams,
@@ -112,15 +115,17 @@ cudaEvent_t new_event() {
   return e;
 }
 
-// Columns of C per tile. Tiles only in fast scaling (see the file comment). Wide calls get
+// Columns of C per tile. Tiles only in fast scaling with a fixed moduli count (see the file
+// comment). Wide calls get
 // up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
 // efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
 // (bench/results/2026-11-29_h200_25a1312_host_tiles): n = 8192 took 42.7 / 47.7 / 60.9 ms with
 // tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms. With more than two
 // workers, up to four tiles per worker, so that the dynamic hand-out can still balance them
 // (one or two workers: eight tiles, as measured).
-int64_t tile_columns(int64_t n, scaling_mode mode, long long configured, int workers) {
-  if (mode != scaling_mode::fast) return n;
+int64_t tile_columns(int64_t n, scaling_mode mode, bool automatic, long long configured,
+                     int workers) {
+  if (mode != scaling_mode::fast || automatic) return n;
   if (configured > 0) return std::min<int64_t>(n, configured);
   const int64_t tiles = std::max<int64_t>(8, int64_t{4} * workers);
   return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + tiles - 1) / tiles, 256)));
@@ -138,7 +143,8 @@ struct fail_plan {
 // One call as the workers see it.
 struct host_job {
   const host_gemm* g;
-  int num_moduli;
+  int num_moduli;  // kAutoModuli: chosen per call for `target` (one tile, one worker)
+  accuracy_target target;
   scaling_mode mode;
   int64_t width;  // columns per tile (the queue's)
   fail_plan fail;
@@ -169,6 +175,10 @@ class host_worker {
   int device() const { return device_; }
   int threads() const { return pool_.threads(); }
   int64_t tiles_done() const { return tiles_done_; }
+  // The moduli count the last call ran with (auto: the chosen one), and why auto declined it
+  // (empty when it did not; then no tile was multiplied and C is untouched).
+  int ran_moduli() const { return ran_moduli_; }
+  const std::string& declined() const { return declined_; }
 
   // Device bytes the job needs here (A, two B and two C tiles, the workspace), and those this
   // worker holds now (they are released before anything larger is taken).
@@ -193,6 +203,8 @@ class host_worker {
     tiles_done_ = 0;
     has_cur_ = has_next_ = false;
     written_ = 0;
+    ran_moduli_ = 0;
+    declined_.clear();
     try {
       pipeline(j, q);
     } catch (...) {
@@ -240,6 +252,11 @@ class host_worker {
     };
     int slot = 0;
     start(cur_, slot);
+    if (!declined_.empty()) {  // auto: one tile (tile_columns), nothing of C written
+      q.give_back(cur_);
+      has_cur_ = false;
+      return;
+    }
     // The tile after cur_ is taken, sent and multiplied before cur_ comes back: alone, this
     // worker runs the one-GPU pipeline in its order.
     for (;;) {
@@ -313,8 +330,14 @@ class host_worker {
     device_gemm call{p, scalar_arg{nullptr, g.alpha}, scalar_arg{nullptr, g.beta}, j.num_moduli,
                      j.mode, compute_, engine_.cublas(), nullptr};
     call.reuse_a = reuse_a;
-    enqueue_emulation(call, ws);
+    call.target = j.target;
+    moduli_choice choice;
+    ran_moduli_ = enqueue_emulation(call, ws, &choice);  // auto: synchronises compute_
     engine_.end();
+    if (ran_moduli_ == 0) {
+      declined_ = choice.why.empty() ? std::string(kAutoModuliDeclined) : choice.why;
+      return;
+    }
     OZDGEMM_CUDA_TRY(cudaEventRecord(computed_[slot], compute_));
   }
 
@@ -388,6 +411,8 @@ class host_worker {
   bool has_cur_ = false, has_next_ = false;
   int64_t written_ = 0;
   int64_t tiles_done_ = 0;
+  int ran_moduli_ = 0;
+  std::string declined_;
   struct {
     double pack_s, unpack_s, wait_s;
   } clock_{};
@@ -609,8 +634,11 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     }
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
-    const host_job job{&g, cfg.num_moduli, cfg.scaling,
-                       tile_columns(g.n, cfg.scaling, cfg.host_tile, set.count()),
+    const host_job job{&g,
+                       cfg.moduli_auto ? kAutoModuli : cfg.num_moduli,
+                       cfg.accuracy,
+                       cfg.scaling,
+                       tile_columns(g.n, cfg.scaling, cfg.moduli_auto, cfg.host_tile, set.count()),
                        fail_plan{cfg.host_fail_after, cfg.host_fail_worker}};
     tile_queue q(g.n, job.width);
     const char* why = nullptr;
@@ -641,12 +669,24 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     run_worker(crew[0], job, q, entry);  // the caller's thread is the first worker
     for (std::thread& t : helpers) t.join();
 
+    if (!crew[0]->declined().empty()) {  // auto found no s: C untouched, the CPU BLAS runs it
+      result.left.clear();
+      try {
+        logger().info("{}: auto moduli (target {}): the CPU BLAS does this call: {}", entry,
+                      accuracy_target_name(cfg.accuracy), crew[0]->declined());
+      } catch (...) {
+      }
+      log_call({entry, g.m, g.n, g.k, outcome::native, kAutoModuliDeclined, 0, pred.native_ms,
+                pred.emulated_ms, seconds()});
+      return result;
+    }
     q.unfinished_into(&unfinished);
     merge_columns_into(unfinished, &result.left);
     if (result.left.empty()) {
       result.served = true;
-      log_call({entry, g.m, g.n, g.k, outcome::emulated, d.reason, cfg.num_moduli,
-                pred.native_ms, pred.emulated_ms, seconds()});
+      log_call({entry, g.m, g.n, g.k, outcome::emulated, d.reason,
+                cfg.moduli_auto ? crew[0]->ran_moduli() : cfg.num_moduli, pred.native_ms,
+                pred.emulated_ms, seconds()});
       return result;
     }
     int64_t left_columns = 0;

@@ -10,11 +10,18 @@
 //   wide   instead of the usual cases, two wide column-major calls (C read, beta != 0) whose
 //       tiles span two download chunks, for the failure tests (OZDGEMM_HOST_FAIL_AFTER,
 //       OZDGEMM_INJECT_FAULT).
-//   --cpu-columns none|some  every column of C must then be, bit for bit, either the device
+//   --cpu-columns none|some|all  every column of C must then be, bit for bit, either the device
 //       result or what the CPU BLAS (libblas.so.3, loaded here with dlopen) computes for that
 //       column alone: `none` requires the GPU to have done all of them, `some` requires the
-//       CPU BLAS to have finished at least one (and the GPU at least one). A column computed
-//       twice (beta reads C) or not at all matches neither.
+//       CPU BLAS to have finished at least one (and the GPU at least one), `all` requires every
+//       column from the CPU BLAS. A column computed twice (beta reads C) or not at all matches
+//       neither.
+//   heavy  instead of the usual cases, two calls on data with an extreme exponent spread
+//       ((U - 0.5) exp(8 N(0, 1))), where OZDGEMM_MODULI=auto finds no s <= 20 (with
+//       --cpu-columns all: the CPU BLAS must then do the whole call).
+//
+// OZDGEMM_MODULI (a count or `auto`), OZDGEMM_ACCURACY (`native`, `max` or bits) and
+// OZDGEMM_SCALING set the options of the device-side ozdgemm_dgemm as the library reads them.
 //
 // Linked with libozdgemm (cblas_dgemm and dgemm_ resolve to it). Exit 77 without a GPU.
 #include <cublas_v2.h>
@@ -53,12 +60,14 @@ struct test_case {
   int m, n, k, pad;
   double alpha, beta;
   bool fortran;
+  double spread = 1.5;  // data: N(0, 1) exp(spread N(0, 1)); heavy: (U - 0.5) exp(spread N)
+  bool uniform = false;
 };
 
 using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
                           const double*, const double*, const int*, const double*, const int*,
                           const double*, double*, const int*, size_t, size_t);
-enum class cpu_columns { unchecked, none, some };
+enum class cpu_columns { unchecked, none, some, all };
 cpu_columns cpu_check = cpu_columns::unchecked;
 dgemm_fn cpu_dgemm = nullptr;  // the CPU BLAS's own dgemm_, not libozdgemm's
 uint64_t digest = 1469598103934665603ull;  // FNV-1a over every C bit of the run
@@ -77,7 +86,12 @@ bool columns_ok(const test_case& tc, const std::vector<double>& c0,
 
 ozdgemm_options_t env_options() {
   ozdgemm_options_t o = ozdgemm_default_options();
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
+  if (const char* s = std::getenv("OZDGEMM_MODULI"))
+    o.num_moduli = std::strcmp(s, "auto") == 0 ? OZDGEMM_MODULI_AUTO : std::atoi(s);
+  if (const char* s = std::getenv("OZDGEMM_ACCURACY"))
+    o.accuracy = std::strcmp(s, "native") == 0 ? OZDGEMM_ACCURACY_NATIVE
+                 : std::strcmp(s, "max") == 0  ? OZDGEMM_ACCURACY_MAX
+                                               : std::atoi(s);
   if (const char* s = std::getenv("OZDGEMM_SCALING"))
     o.scaling = std::strcmp(s, "fast") == 0 ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
   return o;
@@ -95,9 +109,11 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
   const size_t b_len = static_cast<size_t>(ldb) * (row ? b_rows : b_cols);
   const size_t c_len = static_cast<size_t>(ldc) * (row ? tc.m : tc.n);
   std::normal_distribution<double> nd;
+  std::uniform_real_distribution<double> ud(-0.5, 0.5);
   std::vector<double> a(a_len), b(b_len), c(c_len);
-  for (double& x : a) x = nd(gen) * std::exp(1.5 * nd(gen));
-  for (double& x : b) x = nd(gen) * std::exp(1.5 * nd(gen));
+  auto draw = [&] { return (tc.uniform ? ud(gen) : nd(gen)) * std::exp(tc.spread * nd(gen)); };
+  for (double& x : a) x = draw();
+  for (double& x : b) x = draw();
   for (double& x : c) x = nd(gen);
   std::vector<double> host_c = c;
 
@@ -169,10 +185,16 @@ bool columns_ok(const test_case& tc, const std::vector<double>& c0,
   cpu_dgemm(&ta, &tb, &tc.m, &tc.n, &tc.k, &tc.alpha, a.data(), &lda, b.data(), &ldb, &tc.beta,
             cpu_c.data(), &ldc, 1, 1);
   int gpu_cols = 0, cpu_cols = 0, bad_cols = 0;
+  const bool all_cpu = cpu_check == cpu_columns::all;
   for (int j = 0; j < tc.n; ++j) {
     const size_t col = static_cast<size_t>(j) * ldc;
     const size_t bytes = static_cast<size_t>(tc.m) * 8;
-    if (std::memcmp(&host_c[col], &dev_c[col], bytes) == 0) ++gpu_cols;
+    // `all`: the CPU BLAS's bits first (the device side ran cuBLAS's native DGEMM then, which
+    // could agree with it on a column by chance).
+    if (all_cpu && std::memcmp(&host_c[col], &cpu_c[col], bytes) == 0)
+      ++cpu_cols;
+    else if (std::memcmp(&host_c[col], &dev_c[col], bytes) == 0)
+      ++gpu_cols;
     else if (std::memcmp(&host_c[col], &cpu_c[col], bytes) == 0) ++cpu_cols;
     else ++bad_cols;
   }
@@ -183,35 +205,46 @@ bool columns_ok(const test_case& tc, const std::vector<double>& c0,
       const size_t e = static_cast<size_t>(j) * ldc + i;
       pad_changed += std::memcmp(&host_c[e], &c0[e], 8) != 0;
     }
-  const bool ok = bad_cols == 0 && pad_changed == 0 && gpu_cols > 0 &&
-                  (cpu_check == cpu_columns::none ? cpu_cols == 0 : cpu_cols > 0);
-  std::printf("%s %c%c %dx%dx%d beta %g: %d columns from the GPU, %d from the CPU BLAS, %d wrong, "
-              "%zu padding changed (want %s CPU BLAS columns) %s\n",
-              tc.fortran ? "dgemm_     " : "cblas_dgemm", ta, tb, tc.m, tc.n, tc.k, tc.beta,
-              gpu_cols, cpu_cols, bad_cols, pad_changed,
-              cpu_check == cpu_columns::none ? "no" : "some", ok ? "ok" : "FAIL");
+  const bool ok =
+      bad_cols == 0 && pad_changed == 0 &&
+      (all_cpu ? cpu_cols == tc.n
+               : gpu_cols > 0 && (cpu_check == cpu_columns::none ? cpu_cols == 0 : cpu_cols > 0));
+  std::printf(
+      "%s %c%c %dx%dx%d beta %g: %d columns from the GPU, %d from the CPU BLAS, %d wrong, "
+      "%zu padding changed (want %s CPU BLAS columns) %s\n",
+      tc.fortran ? "dgemm_     " : "cblas_dgemm", ta, tb, tc.m, tc.n, tc.k, tc.beta, gpu_cols,
+      cpu_cols, bad_cols, pad_changed,
+      cpu_check == cpu_columns::none ? "no"
+      : all_cpu                      ? "all"
+                                     : "some",
+      ok ? "ok" : "FAIL");
   return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool wide = false;
+  bool wide = false, heavy = false;
   std::string digest_out, digest_in;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "wide") {
       wide = true;
+    } else if (arg == "heavy") {
+      heavy = true;
     } else if (arg == "--digest-out" && i + 1 < argc) {
       digest_out = argv[++i];
     } else if (arg == "--digest-in" && i + 1 < argc) {
       digest_in = argv[++i];
     } else if (arg == "--cpu-columns" && i + 1 < argc) {
       const std::string v = argv[++i];
-      cpu_check = v == "none" ? cpu_columns::none : cpu_columns::some;
+      cpu_check = v == "none"  ? cpu_columns::none
+                  : v == "all" ? cpu_columns::all
+                               : cpu_columns::some;
     } else {
-      std::fprintf(stderr, "usage: host_path_client [wide] [--digest-out F] [--digest-in F] "
-                           "[--cpu-columns none|some]\n");
+      std::fprintf(stderr,
+                   "usage: host_path_client [wide|heavy] [--digest-out F] [--digest-in F] "
+                   "[--cpu-columns none|some|all]\n");
       return 2;
     }
   }
@@ -255,7 +288,14 @@ int main(int argc, char** argv) {
       {kColMajor, false, false, 4100, 12000, 128, 0, 1.0, 0.5, false},
       {kColMajor, true, true, 4100, 15000, 96, 1, -1.0, 1.0, true},
   };
-  if (wide) {
+  // Exponent spread phi = 8: no s <= 20 meets native's bound (docs/accuracy.md, section 9).
+  const test_case heavy_cases[] = {
+      {kColMajor, false, false, 520, 700, 300, 0, 1.0, 0.5, false, 8.0, true},
+      {kColMajor, true, false, 300, 400, 500, 2, -1.0, 0.0, true, 8.0, true},
+  };
+  if (heavy) {
+    for (const test_case& tc : heavy_cases) failures += run_case(h, tc, gen) ? 0 : 1;
+  } else if (wide) {
     for (const test_case& tc : wide_cases) failures += run_case(h, tc, gen) ? 0 : 1;
   } else {
     for (const test_case& tc : cases) failures += run_case(h, tc, gen) ? 0 : 1;
