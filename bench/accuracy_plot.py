@@ -53,14 +53,16 @@ def page(rows, commit):
             nat = next((r for r in srs if r["method"] == "cublas_dgemm"), None)
             emu = next((r for r in srs if r["method"] == "cublas_emu_dynamic"), None)
             for r in srs:
-                if r["method"] != "ozdgemm_auto":
+                if r["method"] not in ("ozdgemm_auto", "ozdgemm_certified"):
                     continue
                 out.append("| {} | {:.2e} | {:.2e} | {} | {} | {} | {} | {} | {} | {:.2e} | {:.2e} |".format(
                     st, fnum(nat["max_rel"]) if nat else math.nan,
                     fnum(nat["max_scaled"]) if nat else math.nan,
                     f"{fnum(emu['max_rel']):.2e}" if emu else "-",
                     f"{fnum(emu['max_scaled']):.2e}" if emu else "-",
-                    r["mode"], r["target"], r["s_auto"], r["s_oracle"], fnum(r["max_rel"]),
+                    r["mode"],
+                    r["target"] + (" (certified: s)" if r["method"] == "ozdgemm_certified" else ""),
+                    r["s"], r["s_oracle"], fnum(r["max_rel"]),
                     fnum(r["max_scaled"])))
         out.append("")
     return "\n".join(out) + "\n"

@@ -307,9 +307,23 @@ int main(int argc, char** argv) {
         }
         // Every fixed s is written: the plot shows error against s with auto's pick marked.
         for (int s = 2; s <= 20; ++s) line("ozdgemm_fixed", mname, "", s, 0, 0, fixed[s]);
+        // Host time of one call (synchronised), for the certified count's cost against auto's.
+        auto call_ms = [&](int s, int* used) {
+          clear_c();
+          OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+          const auto c0 = std::chrono::steady_clock::now();
+          ozdgemm_options_t op{s, mode, OZDGEMM_ACCURACY_NATIVE};
+          ozdgemm_dgemm_ex(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, sh.m, sh.n, sh.k, &one, in.a.get(),
+                           sh.m, in.b.get(), sh.k, &zero, in.c.get(), sh.m, op, used);
+          OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0)
+              .count();
+        };
+        int s_auto_native = 0;
         for (int t : {OZDGEMM_ACCURACY_NATIVE, OZDGEMM_ACCURACY_MAX}) {
           int used = -1;
           const row_err e = oz(OZDGEMM_MODULI_AUTO, t, &used);
+          if (t == OZDGEMM_ACCURACY_NATIVE) s_auto_native = used;
           const bool is_native = t == OZDGEMM_ACCURACY_NATIVE;
           line("ozdgemm_auto", mname, is_native ? "native" : "max", used, used,
                is_native ? oracle_native : oracle_max, e);
@@ -318,6 +332,21 @@ int main(int argc, char** argv) {
                       it.set.name.c_str(), static_cast<long long>(sh.n), mname,
                       is_native ? "native" : "max", used, is_native ? oracle_native : oracle_max,
                       e.rel, native.rel, e.scaled, native.scaled);
+        }
+        // The certified count (OZDGEMM_MODULI_CERTIFIED), target native: its s, its errors, and
+        // the time of one call against one auto call (both warm: auto ran above).
+        {
+          int used = -1;
+          const row_err e = oz(OZDGEMM_MODULI_CERTIFIED, OZDGEMM_ACCURACY_NATIVE, &used);
+          line("ozdgemm_certified", mname, "native", used, s_auto_native, oracle_native, e);
+          int u1 = -1, u2 = -1;
+          const double t_auto = call_ms(OZDGEMM_MODULI_AUTO, &u1);
+          const double t_cert = call_ms(OZDGEMM_MODULI_CERTIFIED, &u2);
+          std::printf(
+              "%-12s %6lld %-8s certified     s_cert %2d (auto %2d) oracle %2d  rel %.2e"
+              "  scaled %.2e  time certified %.2f ms / auto %.2f ms\n",
+              it.set.name.c_str(), static_cast<long long>(sh.n), mname, used, s_auto_native,
+              oracle_native, e.rel, e.scaled, t_cert, t_auto);
         }
       }
       std::fflush(f);

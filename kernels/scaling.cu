@@ -1,72 +1,13 @@
-#include "scaling.cuh"
-
 #include "core/auto_ratio.hpp"
 #include "core/element.hpp"
 #include "core/scaling_rules.hpp"
 #include "launch_common.cuh"
 #include "planes.cuh"
+#include "scaling.cuh"
+#include "scan.cuh"
 
 namespace ozdgemm::detail {
 namespace {
-
-// Elements of one vector handled by one block: 2048, halved (down to 128) while the grid
-// has fewer than kScanBlocks blocks, so that small operands still fill the GPU (n = 2048,
-// A column-major: 64 blocks at 2048, 1024 at 128). The per-vector results are integer
-// atomics (max, or, add), so the chunking changes no bit.
-constexpr int kScanChunkMax = 2048, kScanChunkMin = 128;
-constexpr int64_t kScanBlocks = 2048;  // 132 SMs x 8 resident blocks of 256 threads, twice
-
-// Generic per-vector reduction. Op: acc_t, init(), add(acc&, double, int64 v), merge(acc&, acc),
-// commit(int64 v, acc) (an integer atomic). k-contiguous: a warp per vector, lanes along l;
-// vector-contiguous: lanes along v, the 8 warps split l and meet in shared memory.
-template <bool KContig, class Op>
-__global__ void __launch_bounds__(256)
-    scan_kernel(operand x, int64_t nvec, int64_t k, int chunk, const double* alpha_dev, Op op) {
-  if (skip_inputs(alpha_dev)) return;
-  using acc_t = typename Op::acc_t;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t l0 = static_cast<int64_t>(blockIdx.x) * chunk;
-  const int64_t l1 = l0 + chunk < k ? l0 + chunk : k;
-  if (KContig) {
-    for (int64_t v = static_cast<int64_t>(blockIdx.y) * 8 + warp; v < nvec;
-         v += static_cast<int64_t>(gridDim.y) * 8) {
-      acc_t acc = op.init();
-      for (int64_t l = l0 + lane; l < l1; l += 32) op.add(acc, x.at(v, l), v);
-#pragma unroll
-      for (int mask = 16; mask > 0; mask /= 2) op.merge(acc, shfl_xor_value(acc, mask));
-      if (lane == 0) op.commit(v, acc);
-    }
-  } else {
-    __shared__ acc_t part[8][32];
-    for (int64_t vb = static_cast<int64_t>(blockIdx.y) * 32; vb < nvec;
-         vb += static_cast<int64_t>(gridDim.y) * 32) {
-      const int64_t v = vb + lane;
-      acc_t acc = op.init();
-      if (v < nvec)
-        for (int64_t l = l0 + warp; l < l1; l += 8) op.add(acc, x.at(v, l), v);
-      part[warp][lane] = acc;
-      __syncthreads();
-      if (warp == 0 && v < nvec) {
-        for (int w = 1; w < 8; ++w) op.merge(acc, part[w][lane]);
-        op.commit(v, acc);
-      }
-      __syncthreads();
-    }
-  }
-}
-
-template <class Op>
-void launch_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev, const Op& op,
-                 cudaStream_t stream) {
-  const unsigned gy = x.k_contiguous ? grid_dim(nvec, 8, 65535) : grid_dim(nvec, 32, 65535);
-  int chunk = kScanChunkMax;
-  while (chunk > kScanChunkMin && int64_t{grid_dim(k, chunk)} * gy < kScanBlocks) chunk /= 2;
-  const dim3 grid(grid_dim(k, chunk), gy);
-  if (x.k_contiguous)
-    scan_kernel<true><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
-  else
-    scan_kernel<false><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
-}
 
 struct exponent_op {
   struct acc_t {
@@ -90,10 +31,6 @@ struct exponent_op {
     if (a.flags != 0) atomicOr(flags + v, a.flags);
   }
 };
-
-__device__ __forceinline__ int decode_emax(int enc) {
-  return enc == 0 ? kZeroExponent : enc - kExponentBias;
-}
 
 struct norm_op {
   using acc_t = unsigned long long;
@@ -256,21 +193,10 @@ __device__ __forceinline__ double vector_ratio(int64_t k, int emax, uint32_t fla
   return truncation_ratio(k, nnz, static_cast<long long>(exp_sum), e);
 }
 
-// Warp maximum of r >= 0, then one atomicMax per warp. Every lane of the warp must call it.
-__device__ __forceinline__ void warp_max_commit(double r, unsigned long long* slot) {
-#pragma unroll
-  for (int mask = 16; mask > 0; mask /= 2) {
-    const double o = __shfl_xor_sync(0xFFFFFFFFu, r, mask);
-    r = o > r ? o : r;
-  }
-  if (threadIdx.x % 32 == 0 && r > 0.0)
-    atomicMax(slot, static_cast<unsigned long long>(double_bits(r)));
-}
-
 __global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
                                   const uint32_t* flags, const unsigned long long* sum_q2,
                                   const unsigned long long* exp_sum, const unsigned int* nnz,
-                                  auto_bounds b, unsigned long long* worst) {
+                                  auto_bounds b, unsigned long long* worst, int* exps_all) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in = v < nvec;
   const int emax = in ? decode_emax(emax_enc[v]) : kZeroExponent;
@@ -278,9 +204,11 @@ __global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
   const unsigned long long q2 = in ? sum_q2[v] : 0;
   const unsigned long long es = in ? exp_sum[v] : 0;
   const unsigned int nz = in ? nnz[v] : 0;
-  for (int s = kMinModuli; s <= kMaxModuli; ++s)
-    warp_max_commit(vector_ratio(k, emax, fl, nz, es, fast_exponent(emax, q2, b.bound[s])),
-                    worst + s);
+  for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+    const int e = fast_exponent(emax, q2, b.bound[s]);
+    if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * nvec + v] = e;
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, e), worst + s);
+  }
 }
 
 // One block per column j: max_i of U_ij (summed over the k-blocks), kept for every s.
@@ -296,7 +224,7 @@ __global__ void column_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int
 // Per column j and every s: hB_j(s) (kept for the row pass) and c_j(s).
 __global__ void column_ratio_kernel(int64_t n, int64_t k, const long long* col_max,
                                     auto_vector_stats st, auto_bounds b, int* head_all,
-                                    unsigned long long* worst) {
+                                    unsigned long long* worst, int* exps_all) {
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in = j < n;
   const double cm = in ? static_cast<double>(col_max[j]) : 0.0;
@@ -306,8 +234,10 @@ __global__ void column_ratio_kernel(int64_t n, int64_t k, const long long* col_m
   const unsigned int nz = in ? st.nnz[j] : 0;
   for (int s = kMinModuli; s <= kMaxModuli; ++s) {
     const int h = accurate_column_headroom(cm, b.bound_accurate[s]);
+    const int e = accurate_exponent(h, emax);
     if (in) head_all[(s - kMinModuli) * n + j] = h;
-    warp_max_commit(vector_ratio(k, emax, fl, nz, es, accurate_exponent(h, emax)), worst + s);
+    if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * n + j] = e;
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, e), worst + s);
   }
 }
 
@@ -352,7 +282,8 @@ __global__ void __launch_bounds__(256) row_max_all_kernel(const int32_t* u, int6
 
 // Per row i and every s: hA_i(s) from the row maximum, then r_i(s).
 __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long* row_max_all,
-                                 auto_vector_stats st, auto_bounds b, unsigned long long* worst) {
+                                 auto_vector_stats st, auto_bounds b, unsigned long long* worst,
+                                 int* exps_all) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in = i < m;
   const int emax = in ? decode_emax(st.emax_enc[i]) : kZeroExponent;
@@ -362,7 +293,9 @@ __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long*
   for (int s = kMinModuli; s <= kMaxModuli; ++s) {
     const double rm = in ? bits_double(row_max_all[(s - kMinModuli) * m + i]) : 0.0;
     const int h = accurate_row_headroom(rm, b.bound_accurate[s]);
-    warp_max_commit(vector_ratio(k, emax, fl, nz, es, accurate_exponent(h, emax)), worst + s);
+    const int e = accurate_exponent(h, emax);
+    if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * m + i] = e;
+    warp_max_commit(vector_ratio(k, emax, fl, nz, es, e), worst + s);
   }
 }
 
@@ -421,24 +354,25 @@ void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const d
 void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
                         const unsigned long long* sum_q2, const unsigned long long* exp_sum,
                         const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
-                        cudaStream_t stream) {
+                        int* exps_all, cudaStream_t stream) {
   fast_ratio_kernel<<<grid_dim(nvec, 256), 256, 0, stream>>>(nvec, k, emax_enc, flags, sum_q2,
-                                                             exp_sum, nnz, b, worst);
+                                                             exp_sum, nnz, b, worst, exps_all);
 }
 
 void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
                             int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
-                            const auto_vector_stats& bs, const auto_bounds& b,
-                            long long* col_max, int* head_all, unsigned long long* row_max_all,
+                            const auto_vector_stats& bs, const auto_bounds& b, long long* col_max,
+                            int* head_all, unsigned long long* row_max_all,
                             unsigned long long* worst_a, unsigned long long* worst_b,
-                            cudaStream_t stream) {
+                            int* exps_all_a, int* exps_all_b, cudaStream_t stream) {
   column_max_kernel<<<grid_dim(n, 1, 65535), 256, 0, stream>>>(u, nblk, m, n, m_pad, n_pad,
                                                                 col_max);
-  column_ratio_kernel<<<grid_dim(n, 256), 256, 0, stream>>>(n, k, col_max, bs, b, head_all,
-                                                            worst_b);
+  column_ratio_kernel<<<grid_dim(n, 256), 256, 0, stream>>>(n, k, col_max, bs, b, head_all, worst_b,
+                                                            exps_all_b);
   row_max_all_kernel<<<dim3(grid_dim(m, 256), grid_dim(n, kRowChunk, 65535)), 256, 0, stream>>>(
       u, nblk, m, n, m_pad, n_pad, head_all, row_max_all);
-  row_ratio_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, k, row_max_all, a, b, worst_a);
+  row_ratio_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, k, row_max_all, a, b, worst_a,
+                                                         exps_all_a);
 }
 
 }  // namespace ozdgemm::detail

@@ -60,11 +60,12 @@ void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const d
                               unsigned int* nnz, cudaStream_t stream);
 
 // fast mode: worst[s] = bits of max_v r_v(s), e_v(s) = fast_exponent(emax_v, Q_v, bound(s)),
-// for s in [kMinModuli, kMaxModuli] (worst zeroed beforehand).
+// for s in [kMinModuli, kMaxModuli] (worst zeroed beforehand). exps_all (null: not kept):
+// e_v(s) at [(s - kMinModuli) nvec + v], for the certified count (certify.cuh).
 void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
                         const unsigned long long* sum_q2, const unsigned long long* exp_sum,
                         const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
-                        cudaStream_t stream);
+                        int* exps_all, cudaStream_t stream);
 
 // The per-vector statistics of one operand, for launch_accurate_ratios.
 struct auto_vector_stats {
@@ -78,11 +79,13 @@ struct auto_vector_stats {
 // and exponents of B, the row maxima of 2^hB_j(s) U_ij and the exponents of A, reduced to the
 // worst ratios worst_a[s], worst_b[s]. Scratch: col_max (n), head_all (19 n), row_max_all
 // (19 m, zeroed beforehand); worst_a, worst_b zeroed beforehand. One pass over U for all s.
+// exps_all_a (19 m), exps_all_b (19 n) (null: not kept): the exponents of every s, as for
+// launch_fast_ratios.
 void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
                             int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
-                            const auto_vector_stats& bs, const auto_bounds& b,
-                            long long* col_max, int* head_all, unsigned long long* row_max_all,
+                            const auto_vector_stats& bs, const auto_bounds& b, long long* col_max,
+                            int* head_all, unsigned long long* row_max_all,
                             unsigned long long* worst_a, unsigned long long* worst_b,
-                            cudaStream_t stream);
+                            int* exps_all_a, int* exps_all_b, cudaStream_t stream);
 
 }  // namespace ozdgemm::detail

@@ -47,14 +47,19 @@ typedef enum ozdgemm_scaling {
  * caller's handle (its stream and pointer mode; the handle is not modified) and logs why at
  * info level; ozdgemm_dgemm_ex reports which s ran. Fixed s never synchronises. */
 #define OZDGEMM_MODULI_AUTO 0
+/* num_moduli = OZDGEMM_MODULI_CERTIFIED: as OZDGEMM_MODULI_AUTO, but s is chosen on a proven
+ * bound of every element's error instead of a model: |C - AB| <= target (|A||B|)_ij + u |C_ij|
+ * for every input (docs/accuracy.md section 11). Costs 6 more INT8 GEMMs of depth k and one
+ * pass over C per call; calls with k >= 2^32 run native. */
+#define OZDGEMM_MODULI_CERTIFIED (-1)
 #define OZDGEMM_ACCURACY_NATIVE 0
 #define OZDGEMM_ACCURACY_MAX (-1)
 
 typedef struct ozdgemm_options {
-  int num_moduli;            /* s in [2, 20] (about 4 more significant bits per modulus), or
-                                OZDGEMM_MODULI_AUTO */
+  int num_moduli;            /* s in [2, 20] (about 4 more significant bits per modulus),
+                                OZDGEMM_MODULI_AUTO or OZDGEMM_MODULI_CERTIFIED */
   ozdgemm_scaling_t scaling; /* fast or accurate */
-  int accuracy;              /* target of OZDGEMM_MODULI_AUTO (see above) */
+  int accuracy;              /* target of OZDGEMM_MODULI_AUTO / _CERTIFIED (see above) */
 } ozdgemm_options_t;
 
 /* s = 14, accurate scaling. */

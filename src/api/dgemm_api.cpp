@@ -39,6 +39,9 @@ bool valid_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_
          ldc >= std::max<int64_t>(1, m);
 }
 
+static_assert(OZDGEMM_MODULI_AUTO == kAutoModuli && OZDGEMM_MODULI_CERTIFIED == kCertifiedModuli,
+              "the C API's moduli codes are the engine's");
+
 // OZDGEMM_MODULI_AUTO's target from options.accuracy; false for an invalid value.
 bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
   if (o.accuracy == OZDGEMM_ACCURACY_NATIVE) *t = accuracy_target{accuracy_kind::native, 0};
@@ -51,7 +54,7 @@ bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
 // The options of both entries (device and host reference): a moduli count in range or
 // OZDGEMM_MODULI_AUTO with a valid accuracy target (then *target is set), and a known scaling.
 bool valid_options(const ozdgemm_options_t& o, accuracy_target* target) {
-  const bool s_ok = o.num_moduli == OZDGEMM_MODULI_AUTO
+  const bool s_ok = o.num_moduli == OZDGEMM_MODULI_AUTO || o.num_moduli == OZDGEMM_MODULI_CERTIFIED
                         ? auto_target(o, target)
                         : o.num_moduli >= kMinModuli && o.num_moduli <= kMaxModuli;
   return s_ok && (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);
@@ -111,7 +114,8 @@ ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                               ozdgemm_options_t options, bool run_native, int* s_used) {
   if (s_used != nullptr) *s_used = 0;
   if (handle == nullptr) return OZDGEMM_STATUS_NOT_INITIALIZED;
-  const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
+  const bool automatic =
+      options.num_moduli == OZDGEMM_MODULI_AUTO || options.num_moduli == OZDGEMM_MODULI_CERTIFIED;
   accuracy_target target;
   if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
   op_kind oa, ob;
@@ -230,7 +234,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
       return OZDGEMM_STATUS_INVALID_VALUE;
     // The options (auto's target included) are checked before anything else, as on the device
     // entry: an invalid option is an invalid value even when there is nothing to compute.
-    const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO;
+    const bool certified = options.num_moduli == OZDGEMM_MODULI_CERTIFIED;
+    const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO || certified;
     accuracy_target target;
     if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
@@ -248,7 +253,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
     if (automatic) {
       const moduli_choice c =
-          reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), target);
+          reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), target, certified);
       if (c.s == 0) logger().info("ozdgemm_dgemm_reference: auto moduli: FP64 fallback: {}", c.why);
       return OZDGEMM_STATUS_SUCCESS;
     }

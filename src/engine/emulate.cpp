@@ -7,10 +7,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "certify.cuh"
 #include "common/env.hpp"
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "common/logging.hpp"
+#include "core/certified_bound.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
@@ -74,6 +76,7 @@ struct layout {
   unsigned long long* sum_q2_a;  // fast
   unsigned long long* exp_sum_a;  // auto only (null otherwise), likewise below
   unsigned int* nnz_a;
+  unsigned long long* norm_a;  // certified only (null otherwise), likewise below
   size_t a_zeroed_end;
   int* exp_a;
   int8_t* res_a;  // [s][m_pad][k_pad]
@@ -84,7 +87,10 @@ struct layout {
   unsigned long long* row_max;   // accurate
   unsigned long long* exp_sum_b;
   unsigned int* nnz_b;
-  unsigned long long* worst;        // [2][kMaxModuli + 1]: worst ratios of A, then of B
+  unsigned long long* norm_b;
+  // [2][kMaxModuli + 1]: worst ratios of A, then of B; certified: a third row, the worst
+  // certified ratio over C (one copy brings all of them back)
+  unsigned long long* worst;
   unsigned long long* row_max_all;  // accurate: [19][m]
   size_t b_zeroed_end;
   // Written before they are read.
@@ -103,6 +109,10 @@ struct layout {
   int64_t row_block, row_blocks;  // rows of C per block of steps 3-4, and their number
   long long* col_max;  // auto, accurate: [n]
   int* head_all;       // auto, accurate: [19][n]
+  int* exps_all_a;     // certified: [19][m], [19][n] (the exponents of every s)
+  int* exps_all_b;
+  unsigned long long* cert_g;  // certified: [n_pad][row_block], G of one block of rows
+  int32_t* cert_part;          // certified: [n_pad][row_block], one band GEMM's INT32 sums
   char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
   size_t lt_ws_bytes;
   size_t total_bytes;
@@ -113,11 +123,12 @@ struct layout {
 // not be allocated anyway.
 constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
-// `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged);
-// `gemm` (resolved) the INT8 GEMM backend's workspace, last. row_block: rows of C per block of
-// the GEMM and CRT steps (0 or >= m: one block).
+// `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged),
+// `certified` (with automatic) the certification's; `gemm` (resolved) the INT8 GEMM backend's
+// workspace, last. row_block: rows of C per block of the GEMM and CRT steps (0 or >= m: one
+// block).
 layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                   bool automatic, int8_gemm_backend gemm, int64_t row_block) {
+                   bool automatic, bool certified, int8_gemm_backend gemm, int64_t row_block) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   layout L{};
   if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
@@ -140,6 +151,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
     L.exp_sum_a = c.take<unsigned long long>(m);
     L.nnz_a = c.take<unsigned int>(m);
   }
+  if (certified) L.norm_a = c.take<unsigned long long>(m);
   L.a_zeroed_end = c.used();
   L.exp_a = c.take<int>(m);
   L.res_a = c.take<int8_t>(c.count(s, L.m_pad, L.k_pad));
@@ -151,7 +163,8 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   if (automatic) {
     L.exp_sum_b = c.take<unsigned long long>(n);
     L.nnz_b = c.take<unsigned int>(n);
-    L.worst = c.take<unsigned long long>(2 * (kMaxModuli + 1));
+    if (certified) L.norm_b = c.take<unsigned long long>(n);
+    L.worst = c.take<unsigned long long>((certified ? 3 : 2) * (kMaxModuli + 1));
     L.row_max_all = c.take<unsigned long long>(accurate ? c.count(kSpan, m) : 0);
   }
   L.b_zeroed_end = c.used();
@@ -171,6 +184,12 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   if (automatic && accurate) {
     L.col_max = c.take<long long>(n);
     L.head_all = c.take<int>(c.count(kSpan, n));
+  }
+  if (certified) {
+    L.exps_all_a = c.take<int>(c.count(kSpan, m));
+    L.exps_all_b = c.take<int>(c.count(kSpan, n));
+    L.cert_g = c.take<unsigned long long>(c.count(L.row_block, L.n_pad));
+    L.cert_part = c.take<int32_t>(c.count(L.row_block, L.n_pad));
   }
   L.lt_ws_bytes = int8_gemm_workspace_bytes(gemm, L.m_pad, L.n_pad);
   if (L.lt_ws_bytes != 0) L.lt_ws = c.take<char>(static_cast<int64_t>(L.lt_ws_bytes));
@@ -220,15 +239,18 @@ int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int
 // OZDGEMM_ROW_BLOCK, else the rule. One make_layout when the rule keeps one block (the common
 // case), two when it splits.
 layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                  bool automatic, int8_gemm_backend gemm, int64_t requested_row_block) {
+                  bool automatic, bool certified, int8_gemm_backend gemm,
+                  int64_t requested_row_block) {
   // -1: the rule; 0: one block; > 0: rows
   static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
   const int64_t rows = requested_row_block > 0 ? requested_row_block : forced;
-  if (rows >= 0) return make_layout(base, m, n, k, s, mode, automatic, gemm, rows);
-  const layout whole = make_layout(base, m, n, k, s, mode, automatic, gemm, 0);
+  if (rows >= 0) return make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rows);
+  const layout whole = make_layout(base, m, n, k, s, mode, automatic, certified, gemm, 0);
   if (!whole.fits || whole.m_pad == 0 || whole.n_pad == 0) return whole;  // no products
   const int64_t rule = rule_row_block(whole, m, n, k, s);
-  return rule >= whole.m_pad ? whole : make_layout(base, m, n, k, s, mode, automatic, gemm, rule);
+  return rule >= whole.m_pad
+             ? whole
+             : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule);
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
@@ -249,30 +271,96 @@ void record(cudaEvent_t e, cudaStream_t s) {
   if (e != nullptr) OZDGEMM_CUDA_TRY(cudaEventRecord(e, s));
 }
 
-// The automatic moduli count, between the scaling statistics and the exponents: the worst
-// ratios for every s, one small copy to the host and a stream synchronisation (the number of
-// INT8 GEMMs to launch depends on the answer), then the host's chooser.
-moduli_choice choose_on_device(const device_gemm& call, const layout& L) {
+// The certified count's per-element bound, after the ratio launches kept the exponents of
+// every s: band planes and l1 norms of both operands, then per block of rows of C the band
+// GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits with
+// weight 2^(7 (kCertBands - 1 - d))) and the worst certified ratio of every s
+// (core/certified_bound.hpp). The band planes use residue planes 1..kCertBands, which hold
+// nothing yet (plane 0 may hold accurate mode's bound plane); the residues overwrite them.
+void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
+  const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
+  int8_t* bands_a = L.res_a + a_plane;
+  int8_t* bands_b = L.res_b + b_plane;
+  launch_band_planes(p.a, p.m, L.m_pad, p.k, L.k_pad, call.alpha.dev, L.emax_a, bands_a, st);
+  launch_band_planes(p.b, p.n, L.n_pad, p.k, L.k_pad, call.alpha.dev, L.emax_b, bands_b, st);
+  launch_norm1_scan(p.a, p.m, p.k, call.alpha.dev, L.emax_a, L.norm_a, st);
+  launch_norm1_scan(p.b, p.n, p.k, call.alpha.dev, L.emax_b, L.norm_b, st);
+  OZDGEMM_CHECK_LAUNCH();
+  uint32_t nearest_mask = 0;
+  for (int s = kMinModuli; s <= kMaxModuli; ++s)
+    if (rounds_to_nearest(moduli_for(s), p.k)) nearest_mask |= uint32_t{1} << s;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const int64_t i0 = rb * L.row_block;
+    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
+    for (int d = 0; d < kCertBands; ++d)
+      for (int q = 0; q <= d; ++q)
+        for (int64_t blk = 0; blk < L.nblk; ++blk) {
+          const int64_t k0 = blk * kKBlock;
+          const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+          int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
+                    a_plane, bands_b + (d - q) * b_plane, L.cert_part, 1, false);
+          launch_band_accumulate(L.cert_g, L.cert_part, rows * L.n_pad,
+                                 kBandBits * (kCertBands - 1 - d), st);
+          OZDGEMM_CHECK_LAUNCH();
+        }
+    certify_args ca{};
+    ca.g = L.cert_g;
+    ca.i0 = i0;
+    ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
+    ca.ld = rows;
+    ca.m = p.m;
+    ca.n = p.n;
+    ca.k = p.k;
+    ca.emax_a = L.emax_a;
+    ca.emax_b = L.emax_b;
+    ca.flags_a = L.flags_a;
+    ca.flags_b = L.flags_b;
+    ca.norm_a = L.norm_a;
+    ca.norm_b = L.norm_b;
+    ca.exps_all_a = L.exps_all_a;
+    ca.exps_all_b = L.exps_all_b;
+    ca.nearest_mask = nearest_mask;
+    ca.worst = L.worst + 2 * (kMaxModuli + 1);
+    launch_certified_ratios(ca, st);
+    OZDGEMM_CHECK_LAUNCH();
+  }
+}
+
+// The automatic moduli count, between the scaling statistics and the exponents: the worst
+// ratios for every s (certified: also the certified bound over C), one small copy to the host
+// and a stream synchronisation (the number of INT8 GEMMs to launch depends on the answer),
+// then the host's chooser.
+moduli_choice choose_on_device(const device_gemm& call, const layout& L,
+                               const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  const bool certified = call.num_moduli == kCertifiedModuli;
   const auto_bounds b = make_auto_bounds();
   unsigned long long* worst_a = L.worst;
   unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
   if (call.mode == scaling_mode::fast) {
-    launch_fast_ratios(p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, b,
-                       worst_a, st);
-    launch_fast_ratios(p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, b,
-                       worst_b, st);
+    launch_fast_ratios(p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, b, worst_a,
+                       L.exps_all_a, st);
+    launch_fast_ratios(p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, b, worst_b,
+                       L.exps_all_b, st);
   } else {
     launch_accurate_ratios(L.bound_u, L.nblk, p.m, p.n, p.k, L.m_pad, L.n_pad,
                            auto_vector_stats{L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a},
                            auto_vector_stats{L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b}, b,
-                           L.col_max, L.head_all, L.row_max_all, worst_a, worst_b, st);
+                           L.col_max, L.head_all, L.row_max_all, worst_a, worst_b, L.exps_all_a,
+                           L.exps_all_b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
-  unsigned long long host[2][kMaxModuli + 1];
-  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(host, L.worst, sizeof host, cudaMemcpyDeviceToHost, st));
+  if (certified) certify_on_device(call, L, g);
+  unsigned long long host[3][kMaxModuli + 1] = {};
+  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(host, L.worst, (certified ? 3 : 2) * sizeof host[0],
+                                   cudaMemcpyDeviceToHost, st));
   OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
+  if (certified)  // the host reference: pairwise_ratios (reference/pairwise_choice.cpp)
+    return choose_moduli(call.target, p.k, [&](int s) { return bits_double(host[2][s]); });
   // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
   return choose_moduli(call.target, p.k, [&](int s) {
     return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]), s, p.k);
@@ -320,9 +408,10 @@ int64_t row_block_from_env_value(const char* value) noexcept {
 
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
                                size_t* bytes, int8_gemm_backend gemm, int64_t row_block) noexcept {
-  const bool automatic = num_moduli == kAutoModuli;
+  const bool certified = num_moduli == kCertifiedModuli;
+  const bool automatic = num_moduli == kAutoModuli || certified;
   const layout L = layout_for(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode,
-                              automatic, resolve_int8_gemm(gemm), row_block);
+                              automatic, certified, resolve_int8_gemm(gemm), row_block);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
@@ -338,7 +427,8 @@ size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli
 
 int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* choice) {
   const gemm_problem& p = call.p;
-  const bool automatic = call.num_moduli == kAutoModuli;
+  const bool certified = call.num_moduli == kCertifiedModuli;
+  const bool automatic = call.num_moduli == kAutoModuli || certified;
   const bool fast = call.mode == scaling_mode::fast;
   if (call.reuse_a && !fast)
     throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
@@ -357,7 +447,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.num_moduli);
   const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
   const layout L = layout_for(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s, call.mode,
-                              automatic, gemm, call.row_block);
+                              automatic, certified, gemm, call.row_block);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
@@ -417,7 +507,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // Auto: choose s (one synchronisation), then the exponents for it, as the fixed path does.
   int s = automatic ? 0 : tb->s;
   if (automatic) {
-    const moduli_choice c = choose_on_device(call, L);
+    const moduli_choice c = choose_on_device(call, L, g);
     if (choice != nullptr) *choice = c;
     if (c.s == 0) return 0;
     s = c.s;

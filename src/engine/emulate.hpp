@@ -59,6 +59,14 @@ int64_t row_block_from_env_value(const char* value) noexcept;
 // call then chooses nothing (s = 0) and says why.
 inline constexpr int kAutoModuli = 0;
 
+// device_gemm::num_moduli for the certified moduli count (= OZDGEMM_MODULI_CERTIFIED): as
+// kAutoModuli, but s is chosen on a proven per-element bound of the error instead of the
+// model (docs/accuracy.md section 11): magnitude-band planes of both operands, 6 INT8 GEMMs of
+// depth k for a lower bound of |A||B| per element (kernels/certify.cuh), and the worst ratio of
+// every s over all of C. Then |C - AB| <= target |A||B| + u |C| holds element by element for
+// every input; the price is those GEMMs and, per block of rows, an m x n pass.
+inline constexpr int kCertifiedModuli = -1;
+
 struct device_gemm {
   gemm_problem p;  // device pointers; m, n, k > 0
   scalar_arg alpha, beta;
@@ -73,7 +81,7 @@ struct device_gemm {
   // scaling only: there each row's exponent depends on that row alone, so the result is
   // bit-identical to one call over all columns. The host path's column tiles use it.
   bool reuse_a = false;
-  // Read only when num_moduli == kAutoModuli.
+  // Read only when num_moduli is kAutoModuli or kCertifiedModuli.
   accuracy_target target{};
   // Which backend runs the INT8 GEMMs (engine/int8_gemm.hpp); `setting` is resolved once per
   // call. The workspace must have been sized for the same backend (it adds the lt backend's
@@ -85,7 +93,8 @@ struct device_gemm {
 };
 
 // Workspace the call needs, in bytes (kAutoModuli: the workspace of s = 20 plus the model's
-// arrays; the choice comes after the scaling pass, whose results must stay where they are).
+// arrays; the choice comes after the scaling pass, whose results must stay where they are;
+// kCertifiedModuli: that plus the certification's arrays).
 // The sizes may come from callers: false when the count overflows (or exceeds PTRDIFF_MAX),
 // checked before anything is allocated. `gemm` is the call's INT8 GEMM backend (`setting`:
 // the process-wide one now): the lt backend's workspace comes last, after every other array,
@@ -99,9 +108,9 @@ size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli
                                  int64_t row_block = 0);
 
 // Enqueues the whole pipeline and returns the moduli count used: call.num_moduli, or for
-// kAutoModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the stream is being
-// captured): then only the scaling statistics were enqueued, C is untouched and the caller
-// must run native DGEMM. `choice` (optional) receives the chooser's record (predicted error,
+// kAutoModuli / kCertifiedModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the
+// stream is being captured): then only the scaling statistics were enqueued, C is untouched and the
+// caller must run native DGEMM. `choice` (optional) receives the chooser's record (predicted error,
 // target, why). Throws cuda_error / cublas_error on failure.
 int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* choice = nullptr);
 

@@ -74,11 +74,13 @@ config load() {
     long long s = 0;
     if (parse_long(v, &s) && s >= kMinModuli && s <= kMaxModuli) {
       c.num_moduli = static_cast<int>(s);
-    } else if (std::strcmp(v, "auto") == 0) {
+    } else if (std::strcmp(v, "auto") == 0 || std::strcmp(v, "certified") == 0) {
       c.moduli_auto = true;
+      c.moduli_certified = v[0] == 'c';
       c.num_moduli = kAutoModuliEstimate;
     } else {
-      invalid("OZDGEMM_MODULI", v, "an integer in 2..20 or auto", std::to_string(c.num_moduli));
+      invalid("OZDGEMM_MODULI", v, "an integer in 2..20, auto or certified",
+              std::to_string(c.num_moduli));
     }
   }
   if (const char* v = env("OZDGEMM_ACCURACY")) {

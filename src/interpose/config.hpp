@@ -3,10 +3,11 @@
 // default; nothing here can fail.
 //
 //   OZDGEMM_MODE          auto | emulate | native                    (auto)
-//   OZDGEMM_MODULI        2..20 | auto                                (14)
+//   OZDGEMM_MODULI        2..20 | auto | certified                    (14)
 //                         auto: per call, the smallest s whose predicted error meets
 //                         OZDGEMM_ACCURACY (docs/accuracy.md); native cublasDgemm (host-memory
-//                         calls: the CPU BLAS) when none does
+//                         calls: the CPU BLAS) when none does. certified: the same on a proven
+//                         per-element bound (docs/accuracy.md section 11)
 //   OZDGEMM_ACCURACY      native | max | bits 1..200: auto's target     (native)
 //   OZDGEMM_SCALING       fast | accurate                             (accurate)
 //   OZDGEMM_LOG_LEVEL     off | error | warn | info | debug | trace   (warn; src/common/logging)
@@ -44,6 +45,7 @@
 
 #include "core/moduli_choice.hpp"
 #include "core/scaling_rules.hpp"
+#include "engine/emulate.hpp"
 #include "engine/int8_gemm.hpp"
 
 namespace ozdgemm::detail {
@@ -68,7 +70,9 @@ struct config {
   size_t max_workspace = 0;  // bytes; 0 = no cap (engine/handle_context.hpp)
   // OZDGEMM_MODULI=auto (num_moduli is then kAutoModuliEstimate) and its target.
   bool moduli_auto = false;
+  bool moduli_certified = false;  // OZDGEMM_MODULI=certified (moduli_auto is then set too)
   accuracy_target accuracy{};
+
   // Multi-GPU host path (interpose/host_offload.cpp). devices empty and all_devices false:
   // the single GPU of interpose/device_select's rule.
   std::vector<int> devices;
@@ -82,6 +86,11 @@ struct config {
   // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
   int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;
 };
+
+// The engine's num_moduli for these settings: the fixed s, kAutoModuli or kCertifiedModuli.
+inline int engine_moduli(const config& c) {
+  return c.moduli_certified ? kCertifiedModuli : c.moduli_auto ? kAutoModuli : c.num_moduli;
+}
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
 // no spaces, signs or empty entries. Repeats are kept: each entry is one share of the workers.

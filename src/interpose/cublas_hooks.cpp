@@ -64,8 +64,7 @@ const char* unsupported(const device_request& r) {
 // OZDGEMM_MAX_WORKSPACE, a graph capture before the workspace is large enough, 90% of the
 // free device memory). Such a call goes native up front, with its reason on the decision line.
 const char* workspace_unavailable(const device_request& r, const config& cfg) {
-  const size_t bytes = emulation_workspace_bytes(
-      r.m, r.n, r.k, cfg.moduli_auto ? kAutoModuli : cfg.num_moduli, cfg.scaling);
+  const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, engine_moduli(cfg), cfg.scaling);
   cudaStream_t stream = nullptr;
   if (cublas_get_stream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
   return workspace_refusal(r.handle, stream, bytes);
@@ -112,10 +111,10 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
                          : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
                                                                     : OZDGEMM_ACCURACY_NATIVE;
-    const ozdgemm_options_t opts{cfg.moduli_auto ? OZDGEMM_MODULI_AUTO : cfg.num_moduli,
-                                 cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST
-                                                                   : OZDGEMM_SCALING_ACCURATE,
-                                 accuracy};
+    const ozdgemm_options_t opts{
+        engine_moduli(cfg),
+        cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
+        accuracy};
     // The moduli count that ran comes back for the log (auto chooses it per call); 0: auto
     // found no s that meets the target and enqueued nothing that touches C.
     int s_used = 0;

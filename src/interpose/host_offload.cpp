@@ -143,7 +143,8 @@ struct fail_plan {
 // One call as the workers see it.
 struct host_job {
   const host_gemm* g;
-  int num_moduli;  // kAutoModuli: chosen per call for `target` (one tile, one worker)
+  int num_moduli;  // kAutoModuli, kCertifiedModuli: chosen per call for `target` (one tile,
+                   // one worker)
   accuracy_target target;
   scaling_mode mode;
   int64_t width;  // columns per tile (the queue's)
@@ -635,7 +636,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
     const host_job job{&g,
-                       cfg.moduli_auto ? kAutoModuli : cfg.num_moduli,
+                       engine_moduli(cfg),
                        cfg.accuracy,
                        cfg.scaling,
                        tile_columns(g.n, cfg.scaling, cfg.moduli_auto, cfg.host_tile, set.count()),

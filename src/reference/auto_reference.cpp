@@ -6,6 +6,7 @@
 #include "core/element.hpp"
 #include "core/moduli.hpp"
 #include "reference/host_reference.hpp"
+#include "reference/pairwise_choice.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -83,7 +84,7 @@ void reference_fp64_gemm(const gemm_problem& p, double alpha, double beta) {
 }
 
 moduli_choice reference_dgemm_auto(const gemm_problem& p, double alpha, double beta,
-                                   scaling_mode mode, const accuracy_target& t) {
+                                   scaling_mode mode, const accuracy_target& t, bool certified) {
   moduli_choice c;
   // Nothing to emulate: any s gives the BLAS result; report the smallest.
   if (p.m == 0 || p.n == 0 || p.k == 0 || alpha == 0.0) {
@@ -91,7 +92,8 @@ moduli_choice reference_dgemm_auto(const gemm_problem& p, double alpha, double b
     reference_dgemm(p, alpha, beta, kMinModuli, mode);
     return c;
   }
-  c = reference_choose_moduli(reference_statistics(p, mode), t);
+  c = certified ? pairwise_choose_moduli(p, mode, t, kCertBands)
+                : reference_choose_moduli(reference_statistics(p, mode), t);
   if (c.s == 0)
     reference_fp64_gemm(p, alpha, beta);
   else

@@ -1,6 +1,5 @@
-// A rigorous automatic moduli count (issue 5, docs/accuracy.md section 11): host-only
-// prototype, not used by the library's auto path (the GPU must keep choosing what
-// reference_choose_moduli() chooses until this is built on the device too).
+// The certified moduli count (OZDGEMM_MODULI=certified; issue 5, docs/accuracy.md section 11):
+// the host reference of what the GPU computes (engine/emulate.cpp, kernels/certify.cu).
 //
 // The shipped chooser (core/moduli_choice.hpp) predicts T_ij / (|A||B|)_ij from per-vector
 // statistics, which cannot see how the entries of a row of op(A) and a column of op(B) are
@@ -15,14 +14,12 @@
 // `native`). Then |X_ij 2^-(e_i+f_j) - (AB)_ij| <= target (|A||B|)_ij for every (i, j): the
 // guarantee holds for all inputs, not only for the sets it was tried on.
 //
-// W comes from magnitude bands that an INT8 GEMM can multiply exactly. For a vector with
-// largest exponent emax, an entry x != 0 with d = emax - exponent_of(x) lies in band
-// p = floor(d / 7) and has the code q = floor(|x| 2^(6 + 7p - emax)), an integer in [1, 127]
-// with |x| >= q 2^(emax - 6 - 7p). With Q_p(A) (m x k, INT8) holding the codes of band p (0
-// elsewhere), and likewise Q_p(B),
+// W comes from magnitude bands that an INT8 GEMM can multiply exactly (core/certified_bound.hpp,
+// shared with the GPU's kernels/certify.cu, which computes the same bits with kCertBands
+// bands): Q_p(A) (m x k, INT8) holds the codes of band p (0 elsewhere), likewise Q_p(B), and
 //   (|A||B|)_ij >= 2^(emaxA_i + emaxB_j - 12) sum_{d < bands} 2^(-7d) G_d[i, j],
-//   G_d = sum_{p = 0..d} Q_p(A) Q_{d-p}(B)^T   (one INT8 GEMM of depth (d + 1) k, exact in
-//                                              INT32 per k-block of kKBlock terms),
+//   G_d = sum_{p = 0..d} Q_p(A) Q_{d-p}(B)^T   (INT8 GEMMs, exact in INT32 per k-block of
+//                                              kKBlock terms),
 // because every term dropped (bands >= `bands`, pairs with pa + pb >= bands) is >= 0.
 #pragma once
 
@@ -30,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/certified_bound.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "core/moduli_choice.hpp"
@@ -37,17 +35,7 @@
 
 namespace ozdgemm::detail {
 
-inline constexpr int kBandBits = 7;     // a band spans 7 binades; codes fit INT8 (1..127)
-inline constexpr int kMaxBands = 3;     // the band GEMMs cost bands (bands + 1) / 2 depth-k GEMMs
-
-// The band and code of x in a vector whose largest exponent is emax (exponent_of(x) <= emax):
-// band = floor((emax - exponent_of(x)) / 7), code = floor(|x| 2^(6 + 7 band - emax)) in
-// [1, 127]. Zero and non-finite x: code 0.
-struct band_code {
-  int band = 0;
-  int code = 0;
-};
-band_code magnitude_band(double x, int emax);
+inline constexpr int kMaxBands = kCertBands;
 
 // The s-independent part: normalised lower bounds of (|A||B|)_ij and upper bounds of the l1
 // norms. Normalised means divided by 2^(emaxA_i + emaxB_j) (resp. 2^emax), so nothing
@@ -58,7 +46,7 @@ struct pairwise_bound {
   std::vector<int> emax_a, emax_b;
   std::vector<uint8_t> skip_a, skip_b;  // zero vectors (their outputs are exact) or non-finite
                                         // ones (recomputed in FP64 by the pipeline)
-  std::vector<double> na, nb;  // >= ||a_i||_1 2^-emaxA_i, >= ||b_j||_1 2^-emaxB_j
+  std::vector<double> na, nb;  // >= ||a_i||_1 2^-emaxA_i, >= ||b_j||_1 2^-emaxB_j (norm_from_sum)
   std::vector<double> w;       // w[j * m + i] <= (|A||B|)_ij 2^-(emaxA_i + emaxB_j); 0: no
                                // information (every pair of entries below the bands)
 };
@@ -68,16 +56,18 @@ struct pairwise_bound {
 pairwise_bound reference_pairwise_bound(const gemm_problem& p, int bands);
 
 // An upper bound of max over (i, j) of T_ij / (|A||B|)_ij for the exponents ea (rows of op(A))
-// and eb (columns of op(B)); +inf when some non-skipped (i, j) has w == 0; 0 when every pair
-// is skipped.
+// and eb (columns of op(B)) and residues rounded to nearest or truncated; +inf when some
+// non-skipped (i, j) has w == 0; 0 when every pair is skipped.
 double pairwise_ratio(const pairwise_bound& pb, const std::vector<int>& ea,
-                      const std::vector<int>& eb);
+                      const std::vector<int>& eb, bool nearest);
 
-// The same bound for one element (for tests).
-double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea, int eb);
+// The same bound for one element (certified_ratio; for tests).
+double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea, int eb,
+                         bool nearest);
 
 // pairwise_ratio() for every s in [kMinModuli, kMaxModuli] (index s; others 0), with the
-// exponents the scaling pass in `mode` would choose for s.
+// exponents the scaling pass in `mode` would choose for s and its rounding of the residues:
+// with bands = kCertBands, the worst ratios the GPU computes (kernels/certify.cu), bit for bit.
 std::array<double, kMaxModuli + 1> pairwise_ratios(const gemm_problem& p, scaling_mode mode,
                                                    const pairwise_bound& pb);
 

@@ -7,6 +7,8 @@
 // - on the sets of issue 5 and on anti-aligned inputs (where today's auto misses native), the
 //   s it picks meets the target element by element and native's measured errors, and the
 //   table of s_auto / s_pairwise / s_oracle (docs) is printed.
+#include "reference/pairwise_choice.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,9 +26,9 @@
 #include "core/moduli_choice.hpp"
 #include "cpu/auto_eval.hpp"
 #include "cpu/cpu_test_util.hpp"
+#include "ozdgemm/ozdgemm.h"
 #include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
-#include "reference/pairwise_choice.hpp"
 #include "support/auto_inputs.hpp"
 #include "support/dd_reference.hpp"
 #include "support/inputs.hpp"
@@ -214,11 +216,12 @@ TEST(PairwiseRatio, BoundsTheMeasuredErrorOfEveryS) {
       for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
         std::vector<int> ea, eb;
         detail::exponents_for(st, s, ea, eb);
+        const bool nearest = detail::rounds_to_nearest(detail::moduli_for(s), p.k);
         const double worst = pr.worst_against(pr.result(s, mode), [&](int64_t i, int64_t j) {
-          return detail::pairwise_ratio_at(pb, i, j, ea[i], eb[j]);
+          return detail::pairwise_ratio_at(pb, i, j, ea[i], eb[j], nearest);
         });
         EXPECT_LE(worst, 1.0) << "phi " << phi << " " << mode_name(mode) << " s " << s;
-        const double r = detail::pairwise_ratio(pb, ea, eb);
+        const double r = detail::pairwise_ratio(pb, ea, eb, nearest);
         EXPECT_LE(r, prev) << "s " << s;
         prev = r;
       }
@@ -358,6 +361,40 @@ TEST(PairwiseChoice, BitsAndMaxTargetsMetElementwise) {
         EXPECT_GT(r[ch.s - 1], tgt) << detail::accuracy_target_name(t);
       }
     }
+}
+
+}  // namespace
+}  // namespace ozdgemm::test
+
+namespace ozdgemm::test {
+namespace {
+
+// The public host entry with OZDGEMM_MODULI_CERTIFIED computes exactly what
+// pairwise_choose_moduli's s computes (kCertBands bands), for each target.
+TEST(CertifiedModuliApi, ReferenceEntryPicksAndComputes) {
+  const operand_pair in{phi_matrix(33, 200, 2.0, 611), phi_matrix(200, 21, 2.0, 612)};
+  for (int acc : {OZDGEMM_ACCURACY_NATIVE, OZDGEMM_ACCURACY_MAX, 30}) {
+    for (ozdgemm_scaling_t sc : {OZDGEMM_SCALING_FAST, OZDGEMM_SCALING_ACCURATE}) {
+      host_matrix C = make_matrix(33, 21), D = make_matrix(33, 21);
+      const ozdgemm_options_t o{OZDGEMM_MODULI_CERTIFIED, sc, acc};
+      ASSERT_EQ(ozdgemm_dgemm_reference('N', 'N', 33, 21, 200, 1.0, in.a.ptr(), in.a.ld, in.b.ptr(),
+                                        in.b.ld, 0.0, C.ptr(), C.ld, o),
+                OZDGEMM_STATUS_SUCCESS);
+      accuracy_target t;
+      ASSERT_TRUE(detail::parse_accuracy_target(acc == OZDGEMM_ACCURACY_NATIVE ? "native"
+                                                : acc == OZDGEMM_ACCURACY_MAX  ? "max"
+                                                                               : "30",
+                                                &t));
+      const scaling_mode mode =
+          sc == OZDGEMM_SCALING_FAST ? scaling_mode::fast : scaling_mode::accurate;
+      const detail::gemm_problem p = problem_of(in, D);
+      const detail::moduli_choice ch =
+          detail::pairwise_choose_moduli(p, mode, t, detail::kCertBands);
+      ASSERT_NE(ch.s, 0) << ch.why;
+      detail::reference_dgemm(p, 1.0, 0.0, ch.s, mode);
+      EXPECT_EQ(C.data, D.data) << "accuracy " << acc;
+    }
+  }
 }
 
 }  // namespace

@@ -294,6 +294,201 @@ INSTANTIATE_TEST_SUITE_P(Sets, AutoModuliAccuracy, ::testing::ValuesIn(accuracy_
                            return i.param.name();
                          });
 
+// ---- The certified moduli count (OZDGEMM_MODULI_CERTIFIED) -------------------------------
+// (1) Bit identity with the host reference (reference_dgemm_auto with certified = true, i.e.
+// pairwise_choose_moduli with kCertBands bands): the same s, hence the same worst certified
+// ratios on both sides up to the target, and the same bits of C, over the issue's sets, the
+// anti-aligned inputs that defeat the model, both modes and three targets. (2) The guarantee
+// itself at n = 1024: on sampled blocks of C, every element obeys
+// |C - AB| <= target (|A||B|)_ij + u |C_ij| (double-double reference).
+
+ozdgemm_options_t certified_options(ozdgemm_scaling_t mode, int accuracy) {
+  ozdgemm_options_t o = auto_options(mode, accuracy);
+  o.num_moduli = OZDGEMM_MODULI_CERTIFIED;
+  return o;
+}
+
+struct certified_case {
+  auto_case c;
+  bool anti;  // anti_aligned_inputs(c.phi, ...) instead of make_auto_inputs(c)
+  operand_pair inputs() const {
+    return anti ? ozdgemm::test::anti_aligned_inputs(c.phi, c.m, c.n, c.k, c.seed)
+                : ozdgemm::test::make_auto_inputs(c);
+  }
+};
+
+struct certified_param {
+  certified_case cc;
+  bool fast;
+  int target;
+  std::string name() const {
+    return cc.c.name + "_" + std::to_string(cc.c.m) + "x" + std::to_string(cc.c.n) + "x" +
+           std::to_string(cc.c.k) + (fast ? "_fast_" : "_acc_") + kTargets[target].name;
+  }
+};
+
+class CertifiedModuliIdentity : public AutoGpuTest,
+                                public ::testing::WithParamInterface<certified_param> {};
+
+TEST_P(CertifiedModuliIdentity, SameSAndSameBitsAsTheHostReference) {
+  const certified_param& prm = GetParam();
+  const auto_case& c = prm.cc.c;
+  const operand_pair in = prm.cc.inputs();
+  const double alpha = -0.75, beta = 0.5;
+  host_matrix c0 = ozdgemm::test::phi_matrix(c.m, c.n, 1.0, c.seed + 9);
+  host_matrix ref = c0;
+  const ozdgemm::detail::gemm_problem hp{
+      c.m,
+      c.n,
+      c.k,
+      ozdgemm::detail::operand_a(ozdgemm::detail::op_kind::n, in.a.ptr(), in.a.ld),
+      ozdgemm::detail::operand_b(ozdgemm::detail::op_kind::n, in.b.ptr(), in.b.ld),
+      ref.ptr(),
+      ref.ld};
+  const auto mode =
+      prm.fast ? ozdgemm::detail::scaling_mode::fast : ozdgemm::detail::scaling_mode::accurate;
+  const ozdgemm::detail::moduli_choice hc =
+      ozdgemm::detail::reference_dgemm_auto(hp, alpha, beta, mode, kTargets[prm.target].host, true);
+
+  device_problem d(in, c0);
+  int s_used = -1;
+  ASSERT_EQ(
+      ozdgemm_dgemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &alpha, d.a.ptr, c.m,
+                       d.b.ptr, c.k, &beta, d.c.ptr, c.m,
+                       certified_options(prm.fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
+                                         kTargets[prm.target].accuracy),
+                       &s_used),
+      OZDGEMM_STATUS_SUCCESS);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<double> got = d.c.to_host();
+  std::printf("[ certified ] %s: s = %d (host %d)%s\n", prm.name().c_str(), s_used, hc.s,
+              hc.s == 0 ? " fallback" : "");
+  ASSERT_EQ(s_used, hc.s) << "host bound " << hc.predicted << " against " << hc.target;
+  const std::vector<double> want =
+      hc.s == 0 ? native_result(handle_, d, c0, alpha, beta) : ref.data;
+  int64_t diff = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (bits_of(got[i]) != bits_of(want[i]) && !(std::isnan(got[i]) && std::isnan(want[i]))) ++diff;
+  EXPECT_EQ(diff, 0) << "elements differing from the " << (hc.s == 0 ? "native" : "reference")
+                     << " result";
+}
+
+std::vector<certified_param> certified_params() {
+  std::vector<certified_param> v;
+  for (const auto_case& c : issue_sets(128, 96, 300, 3001))
+    for (bool fast : {true, false})
+      for (int t = 0; t < 3; ++t) v.push_back({{c, false}, fast, t});
+  for (double phi : {1.0, 2.0, 4.0}) {
+    const auto_case c{"anti_phi" + std::to_string(static_cast<int>(phi)),
+                      auto_set::phi,
+                      phi,
+                      24,
+                      20,
+                      1024,
+                      4001 + static_cast<uint64_t>(phi)};
+    for (bool fast : {true, false}) v.push_back({{c, true}, fast, 0});
+  }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, CertifiedModuliIdentity, ::testing::ValuesIn(certified_params()),
+                         [](const ::testing::TestParamInfo<certified_param>& i) {
+                           return i.param.name();
+                         });
+
+class CertifiedModuliGuarantee : public AutoGpuTest,
+                                 public ::testing::WithParamInterface<certified_case> {};
+
+TEST_P(CertifiedModuliGuarantee, EveryElementWithinTheTarget) {
+  const certified_case& cc = GetParam();
+  const auto_case& c = cc.c;
+  const operand_pair in = cc.inputs();
+  host_matrix c0 = ozdgemm::test::make_matrix(c.m, c.n);
+  device_problem d(in, c0);
+  const std::vector<double> native = native_result(handle_, d, c0, 1.0, 0.0);
+  // The sampled blocks of C (those of `sampler`, block 0 holds row 0: the anti-aligned row).
+  constexpr int kBlocks = 8;
+  constexpr int64_t kSide = 16;
+  std::vector<double> R[kBlocks], ab[kBlocks];
+  int64_t i0[kBlocks], j0[kBlocks];
+  for (int b = 0; b < kBlocks; ++b) {
+    i0[b] = (c.m - kSide) * b / (kBlocks - 1);
+    j0[b] = (c.n - kSide) * (kBlocks - 1 - b) / (kBlocks - 1);
+    R[b].assign(kSide * kSide, 0.0);
+    ab[b].assign(kSide * kSide, 0.0);
+    ozdgemm::test::dd_gemm('N', 'N', kSide, kSide, c.k, 1.0, in.a.ptr() + i0[b], in.a.ld,
+                           in.b.ptr() + j0[b] * in.b.ld, in.b.ld, 0.0, R[b].data(), kSide);
+    ozdgemm::test::abs_product('N', 'N', kSide, kSide, c.k, in.a.ptr() + i0[b], in.a.ld,
+                               in.b.ptr() + j0[b] * in.b.ld, in.b.ld, ab[b].data(), kSide);
+  }
+  // max over the samples of (|C - R| - u |C|) / (|A||B|): the certified part of the error.
+  auto excess = [&](const std::vector<double>& C) {
+    double worst = 0.0;
+    for (int b = 0; b < kBlocks; ++b)
+      for (int64_t jj = 0; jj < kSide; ++jj)
+        for (int64_t ii = 0; ii < kSide; ++ii) {
+          const double got = C[(j0[b] + jj) * c.m + i0[b] + ii];
+          const double r = R[b][jj * kSide + ii], w = ab[b][jj * kSide + ii];
+          if (!std::isfinite(got)) return static_cast<double>(INFINITY);
+          const double e = std::fabs(got - r) - std::ldexp(std::fabs(got), -53);
+          if (w == 0.0) {
+            if (e > 0.0) return static_cast<double>(INFINITY);
+            continue;
+          }
+          worst = std::max(worst, e / w);
+        }
+    return worst;
+  };
+  const double target = std::sqrt(static_cast<double>(c.k)) * std::ldexp(1.0, -53);
+  const double one = 1.0, zero = 0.0;
+  for (bool fast : {true, false}) {
+    const ozdgemm_scaling_t sc = fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
+    int s_cert = -1, s_auto = -1;
+    d.reset_c(c0);
+    ASSERT_EQ(ozdgemm_dgemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &one, d.a.ptr, c.m,
+                               d.b.ptr, c.k, &zero, d.c.ptr, c.m,
+                               certified_options(sc, OZDGEMM_ACCURACY_NATIVE), &s_cert),
+              OZDGEMM_STATUS_SUCCESS);
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<double> got = d.c.to_host();
+    d.reset_c(c0);
+    ASSERT_EQ(ozdgemm_dgemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &one, d.a.ptr, c.m,
+                               d.b.ptr, c.k, &zero, d.c.ptr, c.m,
+                               auto_options(sc, OZDGEMM_ACCURACY_NATIVE), &s_auto),
+              OZDGEMM_STATUS_SUCCESS);
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<double> got_auto = d.c.to_host();
+    const double ex = excess(got), ex_auto = excess(got_auto), ex_native = excess(native);
+    std::printf(
+        "[ certified ] %s%s n%lld %s: certified s = %d, excess/target %.3g; auto s = %d, "
+        "excess/target %.3g; native excess/target %.3g\n",
+        cc.anti ? "anti_" : "", c.name.c_str(), static_cast<long long>(c.n),
+        fast ? "fast" : "accurate", s_cert, ex / target, s_auto, ex_auto / target,
+        ex_native / target);
+    if (s_cert == 0) {  // the fallback: native bit for bit
+      EXPECT_EQ(std::memcmp(got.data(), native.data(), got.size() * sizeof(double)), 0);
+      continue;
+    }
+    // The dd reference errs by about 2^-100 (|A||B|): far below the target.
+    EXPECT_LE(ex, target * (1.0 + 1e-9)) << (fast ? "fast" : "accurate");
+  }
+}
+
+std::vector<certified_case> guarantee_params() {
+  std::vector<certified_case> v;
+  for (const auto_case& c : issue_sets(1024, 1024, 1024, 9001)) v.push_back({c, false});
+  for (double phi : {1.0, 2.0})
+    v.push_back({{"phi" + std::to_string(static_cast<int>(phi)), auto_set::phi, phi, 1024, 1024,
+                  1024, 9501 + static_cast<uint64_t>(phi)},
+                 true});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, CertifiedModuliGuarantee, ::testing::ValuesIn(guarantee_params()),
+                         [](const ::testing::TestParamInfo<certified_case>& i) {
+                           return (i.param.anti ? "anti_" : "") + i.param.c.name;
+                         });
+
 // ---- The fallback --------------------------------------------------------------------------
 
 // phi = 8: no s <= 20 meets native's bound (host measurements, docs/accuracy.md). The call

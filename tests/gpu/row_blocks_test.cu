@@ -4,7 +4,7 @@
 // every element is compared bit for bit with the host reference, for both scaling modes,
 // both ways of issuing the modulus GEMMs, two k-blocks, alpha/beta, both layouts of op(A),
 // a row of op(A) holding NaN and Inf (recomputed in FP64 from the block's own rows), and the
-// automatic moduli count.
+// automatic and certified moduli counts.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -22,7 +22,7 @@ using namespace ozdgemm::detail;
 struct block_case {
   int64_t m, n, k;
   op_kind opa;
-  int s;  // kAutoModuli: automatic
+  int s;  // kAutoModuli: automatic; kCertifiedModuli: certified
   scaling_mode mode;
   gemm_batching batching;
   double alpha, beta;
@@ -53,8 +53,9 @@ TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
       m,          n, k, operand_a(tc.opa, ha.data(), lda), operand_b(op_kind::n, hb.data(), k),
       ref.data(), m};
   int s = tc.s;
-  if (s == kAutoModuli) {
-    const moduli_choice c = reference_dgemm_auto(hp, tc.alpha, tc.beta, tc.mode, {});
+  if (s == kAutoModuli || s == kCertifiedModuli) {
+    const moduli_choice c =
+        reference_dgemm_auto(hp, tc.alpha, tc.beta, tc.mode, {}, s == kCertifiedModuli);
     ASSERT_NE(c.s, 0) << c.why;
     s = c.s;
   } else {
@@ -109,7 +110,15 @@ INSTANTIATE_TEST_SUITE_P(
                       block_case{96, 40, 200, op_kind::n, kAutoModuli, scaling_mode::fast,
                                  gemm_batching::batched, 1.0, 0.0, 32},
                       block_case{96, 40, 200, op_kind::t, kAutoModuli, scaling_mode::accurate,
-                                 gemm_batching::looped, 1.0, 0.0, 32}),
+                                 gemm_batching::looped, 1.0, 0.0, 32},
+                      // The certified count: its band GEMMs and bound per block of rows, rows
+                      // with NaN / Inf left out, and two k-blocks.
+                      block_case{96, 40, 200, op_kind::n, kCertifiedModuli, scaling_mode::fast,
+                                 gemm_batching::batched, 1.0, 0.0, 32},
+                      block_case{96, 40, 200, op_kind::t, kCertifiedModuli, scaling_mode::accurate,
+                                 gemm_batching::looped, -1.0, 0.5, 32},
+                      block_case{120, 20, 131056 + 77, op_kind::t, kCertifiedModuli,
+                                 scaling_mode::fast, gemm_batching::looped, 1.0, 0.5, 48}),
     [](const ::testing::TestParamInfo<block_case>& i) { return "case" + std::to_string(i.index); });
 
 }  // namespace

@@ -1,0 +1,111 @@
+#include <cmath>
+
+#include "certify.cuh"
+#include "core/certified_bound.hpp"
+#include "core/moduli.hpp"
+#include "launch_common.cuh"
+#include "planes.cuh"
+#include "scan.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+// The tiled plane writer's generator (planes.cuh): per entry its band (bits 8..) and code
+// (bits 0..7), 0 for entries outside the kCertBands bands; plane t keeps the codes of band t.
+struct band_gen {
+  using vec = int;  // emax of the vector
+  using state = uint32_t;
+  const int* emax_enc;
+  __device__ vec vector(int64_t v) const { return decode_emax(emax_enc[v]); }
+  __device__ state prepare(double x, int emax) const {
+    if (emax == kZeroExponent) return 0;
+    const band_code bc = magnitude_band(x, emax);
+    if (bc.code == 0 || bc.band >= kCertBands) return 0;
+    return static_cast<uint32_t>(bc.code) | (static_cast<uint32_t>(bc.band) << 8);
+  }
+  __device__ bool narrow(const state&) const { return false; }  // one path
+  template <bool, bool>
+  __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[2]) const {
+    uint32_t b[kPlaneRun];
+#pragma unroll
+    for (int i = 0; i < kPlaneRun; ++i)
+      b[i] = (st[i] >> 8) == static_cast<uint32_t>(t) ? (st[i] & 0xFFu) : 0u;
+    w[0] = pack4(b[0], b[1], b[2], b[3]);
+    w[1] = pack4(b[4], b[5], b[6], b[7]);
+  }
+};
+
+struct norm1_op {
+  using acc_t = unsigned long long;
+  const int* emax_enc;
+  unsigned long long* norm_sum;
+  __device__ acc_t init() const { return 0; }
+  __device__ void add(acc_t& a, double x, int64_t v) const {
+    a += norm1_term(x, decode_emax(emax_enc[v]));
+  }
+  __device__ void merge(acc_t& a, const acc_t& b) const { a += b; }
+  __device__ void commit(int64_t v, const acc_t& a) const {
+    if (a != 0) atomicAdd(norm_sum + v, a);
+  }
+};
+
+__global__ void band_accumulate_kernel(unsigned long long* g, const int32_t* part, int64_t count,
+                                       int shift) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < count;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    g[e] += static_cast<unsigned long long>(static_cast<uint32_t>(part[e])) << shift;
+}
+
+// One thread per element (i0 + ii, j) of the block; a warp holds 32 rows of one column, so
+// every lane of a warp runs the same loop and reaches every warp_max_commit.
+__global__ void __launch_bounds__(256) certified_ratio_kernel(certify_args a) {
+  const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t i = a.i0 + ii;
+  const bool row_in = ii < a.rows;
+  const int ema = row_in ? decode_emax(a.emax_a[i]) : kZeroExponent;
+  const bool row_live = row_in && ema != kZeroExponent && a.flags_a[i] == 0;
+  const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
+  for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
+    const int emb = decode_emax(a.emax_b[j]);
+    const bool live = row_live && emb != kZeroExponent && a.flags_b[j] == 0;
+    const double w = live ? band_lower_bound(a.g[j * a.ld + ii], kCertBands) : 0.0;
+    const double nb = live ? norm_from_sum(a.norm_b[j]) : 0.0;
+    for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+      double r = 0.0;
+      if (live) {
+        const int t = s - kMinModuli;
+        r = w == 0.0 ? INFINITY
+                     : certified_ratio(na, nb, a.k, a.exps_all_a[t * a.m + i] + ema,
+                                       a.exps_all_b[t * a.n + j] + emb, w,
+                                       ((a.nearest_mask >> s) & 1u) != 0);
+      }
+      warp_max_commit(r, a.worst + s);
+    }
+  }
+}
+
+}  // namespace
+
+void launch_band_planes(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
+                        const double* alpha_dev, const int* emax_enc, int8_t* planes,
+                        cudaStream_t stream) {
+  launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev, band_gen{emax_enc}, kCertBands, planes,
+                     stream);
+}
+
+void launch_norm1_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                       const int* emax_enc, unsigned long long* norm_sum, cudaStream_t stream) {
+  launch_scan(x, nvec, k, alpha_dev, norm1_op{emax_enc, norm_sum}, stream);
+}
+
+void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,
+                            cudaStream_t stream) {
+  band_accumulate_kernel<<<grid_dim(count, 256, 8192), 256, 0, stream>>>(g, part, count, shift);
+}
+
+void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
+  const dim3 grid(grid_dim(a.rows, 256), grid_dim(a.n, 1, 8192));
+  certified_ratio_kernel<<<grid, 256, 0, stream>>>(a);
+}
+
+}  // namespace ozdgemm::detail

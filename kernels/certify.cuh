@@ -1,0 +1,50 @@
+// Launchers of the certified moduli count (OZDGEMM_MODULI=certified; core/certified_bound.hpp
+// states the arithmetic, docs/accuracy.md section 11 the proof). Per call, after the scaling
+// statistics: magnitude-band planes and l1 norms of both operands, the band GEMMs (INT8, run by
+// the engine), their exact sum G per element, and the worst certified ratio of every s. Every
+// reduction is an integer sum or an atomicMax on the bits of a non-negative double, so the
+// results equal the host reference (reference/pairwise_choice.cpp) bit for bit.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+
+namespace ozdgemm::detail {
+
+// kCertBands INT8 planes of the operand's magnitude codes (magnitude_band: the code of band p
+// in plane p, 0 elsewhere and in the padding), planes nvec_pad * k_pad bytes apart, laid out
+// as the residue planes are ([v][k_pad]).
+void launch_band_planes(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
+                        const double* alpha_dev, const int* emax_enc, int8_t* planes,
+                        cudaStream_t stream);
+
+// norm_sum[v] += sum_l norm1_term(x_vl, emax_v) (norm_sum zeroed beforehand).
+void launch_norm1_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
+                       const int* emax_enc, unsigned long long* norm_sum, cudaStream_t stream);
+
+// g[e] += part[e] * 2^shift for e < count (part: INT32 sums of products of codes, >= 0).
+void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,
+                            cudaStream_t stream);
+
+// The worst certified ratio of every s over one block of rows of C.
+struct certify_args {
+  const unsigned long long* g;  // G of rows [i0, i0 + rows) of C, column-major, leading dim ld
+  int64_t i0, rows, ld;
+  int64_t m, n, k;
+  const int* emax_a;  // encoded as launch_vector_scan stores them
+  const int* emax_b;
+  const uint32_t* flags_a;
+  const uint32_t* flags_b;
+  const unsigned long long* norm_a;  // launch_norm1_scan's sums
+  const unsigned long long* norm_b;
+  const int* exps_all_a;      // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
+  const int* exps_all_b;      // [(s - kMinModuli) n + j]
+  uint32_t nearest_mask;      // bit s set: the residues of s round to nearest
+  unsigned long long* worst;  // [kMaxModuli + 1], atomicMax'ed bits (zeroed beforehand)
+};
+void launch_certified_ratios(const certify_args& a, cudaStream_t stream);
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,86 @@
+// The certified moduli count (OZDGEMM_MODULI=certified; docs/accuracy.md section 11): the
+// per-element arithmetic that the GPU (kernels/certify.cu) and the host reference
+// (reference/pairwise_choice.cpp) share, so that both compute the same bits.
+//
+// For row i of op(A) and column j of op(B), with the exponents e_i, f_j the scaling chooses
+// for s, h = e + emax (the bits kept of each vector's largest entry), the truncation bound
+// (docs/accuracy.md eq. 1) normalised by 2^(emaxA_i + emaxB_j) is
+//   T_ij <= 2^-hA nb_j + 2^-hB na_i + k 2^-(hA + hB),     (truncated residues)
+// half of the first two terms and a quarter of the last when the residues round to nearest,
+// with na_i >= ||a_i||_1 2^-emaxA_i and nb_j likewise, and it is divided by a proven lower
+// bound w_ij <= (|A||B|)_ij 2^-(emaxA_i + emaxB_j) built from INT8 GEMMs of magnitude bands.
+// Every quantity here is an integer, an exact power-of-two scaling, or a round-to-nearest
+// operation whose error the final factor (1 + 2^-50) covers.
+#pragma once
+
+#include <cstdint>
+
+#include "core/element.hpp"
+#include "core/hd.hpp"
+#include "core/scaling_rules.hpp"
+
+namespace ozdgemm::detail {
+
+inline constexpr int kBandBits = 7;   // a band spans 7 binades; codes fit INT8 (1..127)
+inline constexpr int kCertBands = 3;  // the band GEMMs cost 6 depth-k INT8 GEMMs
+inline constexpr int kL1Bits = 31;    // l1 norms in units of 2^(emax - 30), rounded up
+// The integer l1 sums are exact below this depth (k 2^31 < 2^63); deeper calls are not certified.
+inline constexpr int64_t kCertMaxK = int64_t{1} << 32;
+
+// The band and code of x in a vector whose largest exponent is emax (exponent_of(x) <= emax):
+// band = floor((emax - exponent_of(x)) / 7), code = floor(|x| 2^(6 + 7 band - emax)) in
+// [1, 127], so |x| >= code 2^(emax - 6 - 7 band). Zero and non-finite x: code 0.
+struct band_code {
+  int band = 0;
+  int code = 0;
+};
+OZDGEMM_HD band_code magnitude_band(double x, int emax) {
+  band_code r;
+  const int ex = exponent_of(x);
+  if (ex == kZeroExponent) return r;
+  const decoded d = decode(x);
+  r.band = (emax - ex) / kBandBits;
+  const int t = d.exp2 + (kBandBits - 1) + kBandBits * r.band - emax;  // q = floor(mant 2^t)
+  const uint64_t q = t >= 0 ? d.mant << t : (-t >= 64 ? 0 : d.mant >> -t);
+  r.code = static_cast<int>(q);  // in [1, 127]: 2^(6 - (d mod 7)) <= q < 2^(7 - (d mod 7))
+  return r;
+}
+
+// One entry's share of the l1 norm: ceil(|x| 2^(30 - emax)) in [0, 2^31]. Summed as integers
+// (exact for k < 2^32), so the sum does not depend on the order of the additions.
+OZDGEMM_HD uint64_t norm1_term(double x, int emax) { return quantize_up(x, emax, kL1Bits); }
+
+// The largest double <= x (u64_to_double_up, scaling_rules.hpp, is its twin upward).
+OZDGEMM_HD double u64_to_double_down(uint64_t x) {
+  const double d = u64_to_double_rn(x);
+  if (d >= 18446744073709551616.0 || static_cast<uint64_t>(d) > x)
+    return bits_double(double_bits(d) - 1);  // d > x >= 0, so d > 0: the next double down
+  return d;
+}
+
+// na >= ||a||_1 2^-emax from the integer sum of norm1_term (< k 2^31 < 2^63 for k < 2^32).
+OZDGEMM_HD double norm_from_sum(uint64_t sum) {
+  return scale_pow2(u64_to_double_up(sum), 1 - kL1Bits);
+}
+
+// w <= (|A||B|)_ij 2^-(emaxA_i + emaxB_j) from G = sum_d G_d 2^(7 (bands - 1 - d)),
+// G_d = sum_{p=0..d} Q_p(A) Q_{d-p}(B)^T: every product of codes is below the product of
+// magnitudes by 2^(emaxA + emaxB - 12 - 7 (pa + pb)), and the pairs left out are >= 0.
+OZDGEMM_HD double band_lower_bound(uint64_t g, int bands) {
+  return scale_pow2(u64_to_double_down(g), -12 - kBandBits * (bands - 1));
+}
+
+// An upper bound of T_ij / (|A||B|)_ij for the normalised norms na_i, nb_j, depth k, bits kept
+// ha, hb, lower bound w > 0, and the rounding of the residues (nearest: |alpha| <= 1/2). The
+// power-of-two scalings are exact (or overflow to +inf, which only rules s out); the two
+// additions, the division and the product with 1 + 2^-50 = 1 + 8u round to nearest, so the
+// result is >= (t / w) (1 - u)^4 (1 + 8u) > t / w.
+OZDGEMM_HD double certified_ratio(double na, double nb, int64_t k, int ha, int hb, double w,
+                                  bool nearest) {
+  const int sh = nearest ? 1 : 0;
+  const double t = scale_pow2(nb, -ha - sh) + scale_pow2(na, -hb - sh) +
+                   scale_pow2(static_cast<double>(k), -(ha + hb) - 2 * sh);
+  return (t / w) * (1.0 + 0x1p-50);
+}
+
+}  // namespace ozdgemm::detail
