@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "certify.cuh"
@@ -56,32 +57,48 @@ __global__ void band_accumulate_kernel(unsigned long long* g, const int32_t* par
     g[e] += static_cast<unsigned long long>(static_cast<uint32_t>(part[e])) << shift;
 }
 
-// One thread per element (i0 + ii, j) of the block; a warp holds 32 rows of one column, so
-// every lane of a warp runs the same loop and reaches every warp_max_commit.
+// One thread per row of the block, looping over columns (blockIdx.y strided): the row's factors
+// 2^-(hA(s) + sh(s)) for every s stay in registers, and so does the row's worst ratio of every
+// s, committed once at the end (every lane reaches the commits: the loop bounds are uniform
+// across the warp). Per element: w, 1 / w and the column's norm, then per s four products,
+// two additions and two more products (certified_ratio_from, the host's arithmetic).
 __global__ void __launch_bounds__(256) certified_ratio_kernel(certify_args a) {
+  constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t i = a.i0 + ii;
   const bool row_in = ii < a.rows;
   const int ema = row_in ? decode_emax(a.emax_a[i]) : kZeroExponent;
   const bool row_live = row_in && ema != kZeroExponent && a.flags_a[i] == 0;
   const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
+  const double kd = static_cast<double>(a.k);
+  double pa[kSpan], worst[kSpan];
+#pragma unroll
+  for (int t = 0; t < kSpan; ++t) {
+    const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
+    pa[t] = row_live ? pow2i(-(a.exps_all_a[t * a.m + i] + ema) - sh) : 0.0;
+    worst[t] = 0.0;
+  }
   for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
-    const bool live = row_live && emb != kZeroExponent && a.flags_b[j] == 0;
-    const double w = live ? band_lower_bound(a.g[j * a.ld + ii], kCertBands) : 0.0;
-    const double nb = live ? norm_from_sum(a.norm_b[j]) : 0.0;
-    for (int s = kMinModuli; s <= kMaxModuli; ++s) {
-      double r = 0.0;
-      if (live) {
-        const int t = s - kMinModuli;
-        r = w == 0.0 ? INFINITY
-                     : certified_ratio(na, nb, a.k, a.exps_all_a[t * a.m + i] + ema,
-                                       a.exps_all_b[t * a.n + j] + emb, w,
-                                       ((a.nearest_mask >> s) & 1u) != 0);
-      }
-      warp_max_commit(r, a.worst + s);
+    if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
+    const double w = band_lower_bound(a.g[j * a.ld + ii], kCertBands);
+    if (w == 0.0) {  // no lower bound: no s is certified
+#pragma unroll
+      for (int t = 0; t < kSpan; ++t) worst[t] = INFINITY;
+      continue;
+    }
+    const double inv_w = 1.0 / w;
+    const double nb = norm_from_sum(a.norm_b[j]);
+#pragma unroll
+    for (int t = 0; t < kSpan; ++t) {
+      const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
+      const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - sh);
+      const double r = certified_ratio_from(na, nb, kd, pa[t], pb, inv_w);
+      worst[t] = r > worst[t] ? r : worst[t];
     }
   }
+#pragma unroll
+  for (int t = 0; t < kSpan; ++t) warp_max_commit(worst[t], a.worst + t + kMinModuli);
 }
 
 }  // namespace
@@ -104,7 +121,9 @@ void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t 
 }
 
 void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
-  const dim3 grid(grid_dim(a.rows, 256), grid_dim(a.n, 1, 8192));
+  // Enough blocks to fill the GPU, few enough that each thread covers several columns.
+  const unsigned gx = grid_dim(a.rows, 256);
+  const dim3 grid(gx, grid_dim(a.n, 1, std::max<int64_t>(1, 4096 / gx)));
   certified_ratio_kernel<<<grid, 256, 0, stream>>>(a);
 }
 

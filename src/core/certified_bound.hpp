@@ -70,17 +70,34 @@ OZDGEMM_HD double band_lower_bound(uint64_t g, int bands) {
   return scale_pow2(u64_to_double_down(g), -12 - kBandBits * (bands - 1));
 }
 
+// 2^x, exactly: built from its bits in the normal range (every x the scaling produces: the
+// bits kept of a vector's largest entry lie within about [-20, 100]), else by ldexp.
+OZDGEMM_HD double pow2i(int x) {
+  if (x >= -1022 && x <= 1023) return bits_double(static_cast<uint64_t>(x + 1023) << 52);
+  return scale_pow2(1.0, x);
+}
+
+// The bound below from its factors: pa = 2^-(ha + sh), pb = 2^-(hb + sh) (sh = 1 when the
+// residues round to nearest, |alpha| <= 1/2; else 0), kd = k, inv_w = RN(1 / w), w > 0:
+//   t = nb pa + na pb + k pa pb,   r = (t inv_w) (1 + 2^-50).
+// Every product with a power of two is exact (or overflows to +inf, which only rules s out),
+// so a fused multiply-add (nvcc contracts) rounds exactly as the separate operations do; the
+// two additions, 1 / w, t inv_w and the product with 1 + 2^-50 = 1 + 8u round to nearest, so
+// r >= (t / w) (1 - u)^5 (1 + 8u) > t / w. The GPU hoists pa (per row) and inv_w (per element)
+// out of its loop over s; the host calls certified_ratio().
+OZDGEMM_HD double certified_ratio_from(double na, double nb, double kd, double pa, double pb,
+                                       double inv_w) {
+  const double t = nb * pa + na * pb + kd * (pa * pb);
+  return (t * inv_w) * (1.0 + 0x1p-50);
+}
+
 // An upper bound of T_ij / (|A||B|)_ij for the normalised norms na_i, nb_j, depth k, bits kept
-// ha, hb, lower bound w > 0, and the rounding of the residues (nearest: |alpha| <= 1/2). The
-// power-of-two scalings are exact (or overflow to +inf, which only rules s out); the two
-// additions, the division and the product with 1 + 2^-50 = 1 + 8u round to nearest, so the
-// result is >= (t / w) (1 - u)^4 (1 + 8u) > t / w.
+// ha, hb, lower bound w > 0, and the rounding of the residues (nearest: |alpha| <= 1/2).
 OZDGEMM_HD double certified_ratio(double na, double nb, int64_t k, int ha, int hb, double w,
                                   bool nearest) {
   const int sh = nearest ? 1 : 0;
-  const double t = scale_pow2(nb, -ha - sh) + scale_pow2(na, -hb - sh) +
-                   scale_pow2(static_cast<double>(k), -(ha + hb) - 2 * sh);
-  return (t / w) * (1.0 + 0x1p-50);
+  return certified_ratio_from(na, nb, static_cast<double>(k), pow2i(-ha - sh), pow2i(-hb - sh),
+                              1.0 / w);
 }
 
 }  // namespace ozdgemm::detail

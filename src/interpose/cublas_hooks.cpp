@@ -94,7 +94,7 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
       log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0, 0, seconds()});
       return st;
     }
-    pred = predict_device(r.m, r.n, r.k, cfg.moduli_auto ? 0 : cfg.num_moduli, cfg.scaling, true);
+    pred = predict_device(r.m, r.n, r.k, engine_moduli(cfg), cfg.scaling, true);
     const decision d = decide(cfg, pred, r.m, r.n, r.k);
     if (!d.emulate) {
       const cublasStatus_t st = native();

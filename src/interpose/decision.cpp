@@ -46,6 +46,18 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scali
     return {native * 1e3,
             (kAutoChoiceLatency +
              emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c)) * 1e3};
+  // Certified (-1): auto's estimate plus 6 band INT8 GEMMs, the band planes (3 bytes written per
+  // input element after an 8-byte read, twice: planes and norms) and per element of C six
+  // 64-bit accumulations of an INT32 plane and the ratio pass (about 30 bytes' worth).
+  if (num_moduli == -1) {
+    const double mp = padded(m), np = padded(n), kp = padded(k);
+    const double certify = 6 * 2.0 * mp * np * kp / kInt8 +
+                           (static_cast<double>(m) + n) * k * (2 * 8.0 + 3) / kPrepBandwidth +
+                           static_cast<double>(m) * n * (6 * 20.0 + 30) / kCrtBandwidth;
+    return {native * 1e3, (kAutoChoiceLatency + certify +
+                           emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c)) *
+                              1e3};
+  }
   return {native * 1e3, emulation_seconds(m, n, k, num_moduli, mode, reads_c) * 1e3};
 }
 
