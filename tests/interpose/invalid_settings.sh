@@ -25,5 +25,14 @@ for pair in OZDGEMM_LOG_LEVEL=loud OZDGEMM_MODE=fastest OZDGEMM_MODULI=99 OZDGEM
     fail=1
   fi
 done
-((fail == 0)) && echo "one warning per invalid variable; the program ran correctly"
+# The non-numeric values OZDGEMM_MODULI accepts: no warning, and the program runs.
+for value in auto certified; do
+  rm -f "$log"
+  env LD_PRELOAD="$lib" OZDGEMM_LOG_LEVEL=debug OZDGEMM_LOG_FILE="$log" OZDGEMM_MODULI=$value \
+    "$program" > "$logdir/valid_moduli.out" 2>&1 || { echo "program failed under OZDGEMM_MODULI=$value"; fail=1; }
+  if grep -q "OZDGEMM_MODULI='$value' is invalid" "$log" 2>/dev/null; then
+    echo "OZDGEMM_MODULI=$value was warned about:"; grep "OZDGEMM_MODULI" "$log"; fail=1
+  fi
+done
+((fail == 0)) && echo "one warning per invalid variable, none for OZDGEMM_MODULI=auto|certified; the program ran correctly"
 exit $fail
