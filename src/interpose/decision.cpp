@@ -39,26 +39,23 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
 prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
                           bool reads_c) {
   const double native = kNativeLatency + 2.0 * m * n * k / kNativeFp64;
+  if (num_moduli != kAutoModuli && num_moduli != kCertifiedModuli)
+    return {native * 1e3, emulation_seconds(m, n, k, num_moduli, mode, reads_c) * 1e3};
   // Auto: a conservative s (the measured choices are 15-17 for phi <= 2) and the one
   // device-to-host copy + stream synchronisation of the choice.
   constexpr double kAutoChoiceLatency = 30e-6;  // s
-  if (num_moduli == 0)
-    return {native * 1e3,
-            (kAutoChoiceLatency +
-             emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c)) * 1e3};
-  // Certified (-1): auto's estimate plus 6 band INT8 GEMMs, the band planes (3 bytes written per
-  // input element after an 8-byte read, twice: planes and norms) and per element of C six
-  // 64-bit accumulations of an INT32 plane and the ratio pass (about 30 bytes' worth).
-  if (num_moduli == -1) {
+  double emulated = kAutoChoiceLatency;
+  // Certified: also 6 band INT8 GEMMs, the band planes (3 bytes written per input element after
+  // an 8-byte read, twice: planes and norms) and per element of C six 64-bit accumulations of an
+  // INT32 plane and the ratio pass (about 30 bytes' worth).
+  if (num_moduli == kCertifiedModuli) {
     const double mp = padded(m), np = padded(n), kp = padded(k);
-    const double certify = 6 * 2.0 * mp * np * kp / kInt8 +
-                           (static_cast<double>(m) + n) * k * (2 * 8.0 + 3) / kPrepBandwidth +
-                           static_cast<double>(m) * n * (6 * 20.0 + 30) / kCrtBandwidth;
-    return {native * 1e3, (kAutoChoiceLatency + certify +
-                           emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c)) *
-                              1e3};
+    emulated += 6 * 2.0 * mp * np * kp / kInt8 +
+                (static_cast<double>(m) + n) * k * (2 * 8.0 + 3) / kPrepBandwidth +
+                static_cast<double>(m) * n * (6 * 20.0 + 30) / kCrtBandwidth;
   }
-  return {native * 1e3, emulation_seconds(m, n, k, num_moduli, mode, reads_c) * 1e3};
+  emulated += emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c);
+  return {native * 1e3, emulated * 1e3};
 }
 
 prediction predict_host(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,

@@ -15,9 +15,9 @@ struct prediction {
 };
 
 // Device-memory call: native cublasDgemm against the emulation on the same GPU.
-// num_moduli == 0 (OZDGEMM_MODULI=auto): the count is not known before the call; the model
-// assumes kAutoModuliEstimate (config.hpp) plus the choice's stream synchronisation;
-// num_moduli == -1 (certified): that plus the certification's band GEMMs and passes.
+// num_moduli == kAutoModuli (OZDGEMM_MODULI=auto): the count is not known before the call; the
+// model assumes kAutoModuliEstimate (config.hpp) plus the choice's stream synchronisation;
+// kCertifiedModuli: that plus the certification's band GEMMs and passes.
 prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
                           bool reads_c);
 
