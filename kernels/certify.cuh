@@ -3,7 +3,7 @@
 // statistics: magnitude-band planes and l1 norms of both operands, the band GEMMs (INT8, run by
 // the engine), their exact sum G per element, and the worst certified ratio of every s. Every
 // reduction is an integer sum or an atomicMax on the bits of a non-negative double, so the
-// results equal the host reference (reference/pairwise_choice.cpp) bit for bit.
+// results equal the host reference (reference/certified_choice.cpp) bit for bit.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 // A copy of doubles with non-temporal stores, for destinations the host does not read again
 // soon (the host path's pinned staging buffers and the caller's C; the transfer probe measures
-// the same loop). Shared by src/interpose/host_copy.cpp and bench/host_transfer_probe.cu.
+// the same loop). Shared by src/host_path/host_copy.cpp and bench/probes/host_transfer_probe.cu.
 #pragma once
 
 #include <cstdint>

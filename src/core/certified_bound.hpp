@@ -1,6 +1,6 @@
 // The certified moduli count (OZDGEMM_MODULI=certified; docs/accuracy.md section 11): the
 // per-element arithmetic that the GPU (kernels/certify.cu) and the host reference
-// (reference/pairwise_choice.cpp) share, so that both compute the same bits.
+// (reference/certified_choice.cpp) share, so that both compute the same bits.
 //
 // For row i of op(A) and column j of op(B), with the exponents e_i, f_j the scaling chooses
 // for s, h = e + emax (the bits kept of each vector's largest entry), the truncation bound

@@ -359,7 +359,7 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   OZDGEMM_CUDA_TRY(cudaMemcpyAsync(host, L.worst, (certified ? 3 : 2) * sizeof host[0],
                                    cudaMemcpyDeviceToHost, st));
   OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
-  if (certified)  // the host reference: pairwise_ratios (reference/pairwise_choice.cpp)
+  if (certified)  // the host reference: certified_ratios (reference/certified_choice.cpp)
     return choose_moduli(call.target, p.k, [&](int s) { return bits_double(host[2][s]); });
   // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
   return choose_moduli(call.target, p.k, [&](int s) {
@@ -373,7 +373,7 @@ bool stream_capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-// One warning in the wording of interpose/config.cpp's other settings; never throws.
+// One warning in the wording of dispatch/settings.cpp's other settings; never throws.
 void warn_invalid(const char* name, const char* value, const char* expected) noexcept {
   try {
     logger().warn("{}='{}' is invalid (expected {}); using the rule", name, value, expected);

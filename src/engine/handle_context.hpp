@@ -75,7 +75,7 @@ void set_workspace_cap(size_t bytes) noexcept;
 size_t workspace_cap() noexcept;
 
 // The 90%-of-free-memory rule above, shared by every user of device memory in the library
-// (workspaces here, the host path's buffers in interpose/host_offload.cpp): growing what one
+// (workspaces here, the host path's buffers in host_path/offload.cpp): growing what one
 // user holds from `held` to `need` bytes is allowed when `need` is at most 90% of the memory
 // free now plus `held` (what is held is released before the new memory is taken), divided by
 // `sharers` (0 counts as 1), in integer arithmetic that cannot overflow. Callers pass
@@ -84,7 +84,7 @@ size_t workspace_cap() noexcept;
 bool within_free_memory(size_t need, size_t held, size_t free_bytes, unsigned sharers) noexcept;
 
 // Where the number of processes sharing this process's GPU comes from: libozdgemm.so registers
-// interpose/device_select's gpu_sharers() (launcher variables, OZDGEMM_PROCS_PER_GPU) at load.
+// dispatch/device_select's gpu_sharers() (launcher variables, OZDGEMM_PROCS_PER_GPU) at load.
 // A plain function pointer: registering it does no work and touches no CUDA. The source
 // answers 0 while it does not know (yet), and caches its answer once it does.
 using memory_sharers_source = unsigned (*)() noexcept;

@@ -56,7 +56,7 @@ const char* to_string(int8_gemm_backend b) noexcept {
 int8_gemm_backend int8_gemm_from_env_value(const char* value) noexcept {
   int8_gemm_backend b = int8_gemm_backend::lt;
   if (value == nullptr || parse_int8_gemm_backend(value, &b)) return b;
-  try {  // the wording of interpose/config.cpp's other settings
+  try {  // the wording of dispatch/settings.cpp's other settings
     logger().warn("OZDGEMM_INT8_GEMM='{}' is invalid (expected cublas|lt); using lt", value);
   } catch (...) {
   }

@@ -43,7 +43,7 @@ const char* to_string(int8_gemm_backend b) noexcept;
 int8_gemm_backend int8_gemm_from_env_value(const char* value) noexcept;
 
 // The process-wide backend: the one set_int8_gemm_setting() chose, else OZDGEMM_INT8_GEMM read
-// once on first use (common/env.hpp; interpose/config.cpp reads it through here too, so an
+// once on first use (common/env.hpp; dispatch/settings.cpp reads it through here too, so an
 // invalid value is warned about once). Never `setting`.
 int8_gemm_backend int8_gemm_setting() noexcept;
 

@@ -18,7 +18,7 @@
 
 #include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
-#include "interpose/host_offload.hpp"
+#include "host_path/offload.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 

@@ -8,7 +8,7 @@
 
 #include "common/env.hpp"
 #include "common/logging.hpp"
-#include "interpose/config.hpp"
+#include "dispatch/settings.hpp"
 
 namespace ozdgemm::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include "core/element.hpp"
 #include "core/moduli.hpp"
 #include "reference/host_reference.hpp"
-#include "reference/pairwise_choice.hpp"
+#include "reference/certified_choice.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -92,7 +92,7 @@ moduli_choice reference_dgemm_auto(const gemm_problem& p, double alpha, double b
     reference_dgemm(p, alpha, beta, kMinModuli, mode);
     return c;
   }
-  c = certified ? pairwise_choose_moduli(p, mode, t, kCertBands)
+  c = certified ? certified_choose_moduli(p, mode, t, kCertBands)
                 : reference_choose_moduli(reference_statistics(p, mode), t);
   if (c.s == 0)
     reference_fp64_gemm(p, alpha, beta);

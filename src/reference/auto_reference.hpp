@@ -34,7 +34,7 @@ double predicted_error(const scaling_statistics& st, int s);
 moduli_choice reference_choose_moduli(const scaling_statistics& st, const accuracy_target& t);
 
 // C = alpha op(A) op(B) + beta C with s chosen for target t (certified: by
-// pairwise_choose_moduli, reference/pairwise_choice.hpp, as OZDGEMM_MODULI_CERTIFIED does);
+// certified_choose_moduli, reference/certified_choice.hpp, as OZDGEMM_MODULI_CERTIFIED does);
 // returns the choice (s == 0: the FP64 fallback ran, and `why` says why).
 moduli_choice reference_dgemm_auto(const gemm_problem& p, double alpha, double beta,
                                    scaling_mode mode, const accuracy_target& t,

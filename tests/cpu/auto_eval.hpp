@@ -28,7 +28,7 @@ struct measured {
 
 // One input pair with its double-double reference, |A||B| and the native stand-in's errors
 // (naive_gemm: the plain FP64 triple loop, alpha = 1, beta = 0). Shared by auto_problem below
-// and the pairwise-choice tests.
+// and the certified-choice tests.
 class reference_problem {
  public:
   explicit reference_problem(operand_pair in)

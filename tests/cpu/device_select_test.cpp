@@ -1,8 +1,8 @@
-// The per-process GPU rule of the host path (src/interpose/device_select), with the launchers'
+// The per-process GPU rule of the host path (src/dispatch/device_select), with the launchers'
 // variables set by hand: what Open MPI, MPICH/Hydra, MVAPICH2 and Slurm export to each rank,
 // against several GPU counts. The rule itself is documented in device_select.hpp and in the
 // README's environment table.
-#include "interpose/device_select.hpp"
+#include "dispatch/device_select.hpp"
 
 #include <gtest/gtest.h>
 

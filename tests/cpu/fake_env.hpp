@@ -1,4 +1,4 @@
-// An environment snapshot for the pure GPU-selection functions of src/interpose/device_select
+// An environment snapshot for the pure GPU-selection functions of src/dispatch/device_select
 // (they take the environment as a reader): unset variables are absent.
 #pragma once
 

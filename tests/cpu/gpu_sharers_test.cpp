@@ -1,4 +1,4 @@
-// The coordinated memory share of processes on one GPU (src/interpose/device_select's
+// The coordinated memory share of processes on one GPU (src/dispatch/device_select's
 // count_sharers, engine/handle_context's within_free_memory): how many processes the launchers'
 // variables put on this process's GPU, and the free-memory rule divided by that count. The
 // launchers' variables are set by hand, as Open MPI, MVAPICH2, MPICH/Hydra, Cray PMI and Slurm
@@ -17,8 +17,8 @@
 
 #include "cpu/fake_env.hpp"
 #include "engine/handle_context.hpp"
-#include "interpose/config.hpp"
-#include "interpose/device_select.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/device_select.hpp"
 
 namespace ozdgemm::detail {
 namespace {

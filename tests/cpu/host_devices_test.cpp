@@ -1,6 +1,6 @@
 // The multi-GPU host path's settings (issue 8): OZDGEMM_DEVICES's and OZDGEMM_HOST_FAIL_AFTER's
-// syntax (src/interpose/config), OZDGEMM_DEVICES resolved against the GPU count
-// (src/interpose/device_select), and the 90%-of-free-memory rule that the host path and the
+// syntax (src/dispatch/settings), OZDGEMM_DEVICES resolved against the GPU count
+// (src/dispatch/device_select), and the 90%-of-free-memory rule that the host path and the
 // engine's workspaces share (src/engine/handle_context).
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/handle_context.hpp"
-#include "interpose/config.hpp"
-#include "interpose/device_select.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/device_select.hpp"
 
 namespace ozdgemm::detail {
 namespace {

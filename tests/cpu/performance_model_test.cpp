@@ -1,4 +1,4 @@
-// The auto-mode performance model (interpose/decision.cpp, docs/performance_model.md) against
+// The auto-mode performance model (dispatch/decision.cpp, docs/performance_model.md) against
 // the H200 measurements it is calibrated on: the full sweep at 58bc1ab
 // (bench/results/2026-11-30_h200_58bc1ab_overlap/sweep/bench.csv, cuBLASLt backend, phi = 0.5
 // and 4, s = 14, 15, 16, 18, both scaling modes, n >= 2048). These are recorded
@@ -12,8 +12,8 @@
 #include <cstdint>
 
 #include "core/scaling_rules.hpp"
-#include "interpose/config.hpp"
-#include "interpose/decision.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/decision.hpp"
 
 namespace ozdgemm::test {
 namespace {

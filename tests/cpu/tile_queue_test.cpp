@@ -1,8 +1,8 @@
-// The multi-GPU host path's tile scheduler (src/interpose/tile_queue.hpp), with threads as the
+// The multi-GPU host path's tile scheduler (src/host_path/tile_queue.hpp), with threads as the
 // workers and the host reference (bit-identical to the GPU engine) as each worker's multiply:
 // whatever the assignment of tiles to workers, slow workers, failing workers, or tiles left to
 // the CPU, C must come out bit for bit as one call over all columns (fast scaling).
-#include "interpose/tile_queue.hpp"
+#include "host_path/tile_queue.hpp"
 
 #include <gtest/gtest.h>
 

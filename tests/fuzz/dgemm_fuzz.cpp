@@ -5,7 +5,7 @@
 //      from the code) predicts the status; the call is made only when the prediction is a
 //      status returned before any memory is touched, with every pointer in a PROT_NONE
 //      mapping, so a check that let a call through would crash the target;
-//   2. a configuration and a call for the decision policy (interpose/decision), whose
+//   2. a configuration and a call for the decision policy (dispatch/decision), whose
 //      invariants are checked;
 //   3. a small problem (m, n, k <= 8) for the host reference, with data, alpha and beta from
 //      the bytes (NaN, Inf, subnormals, values near DBL_MAX), checked element by element
@@ -24,8 +24,8 @@
 #include <limits>
 #include <vector>
 
-#include "interpose/config.hpp"
-#include "interpose/decision.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/decision.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/host_reference.hpp"
 #include "support/dd_reference.hpp"

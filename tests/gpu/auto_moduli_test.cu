@@ -296,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(Sets, AutoModuliAccuracy, ::testing::ValuesIn(accuracy_
 
 // ---- The certified moduli count (OZDGEMM_MODULI_CERTIFIED) -------------------------------
 // (1) Bit identity with the host reference (reference_dgemm_auto with certified = true, i.e.
-// pairwise_choose_moduli with kCertBands bands): the same s, hence the same worst certified
+// certified_choose_moduli with kCertBands bands): the same s, hence the same worst certified
 // ratios on both sides up to the target, and the same bits of C, over the issue's sets, the
 // anti-aligned inputs that defeat the model, both modes and three targets. (2) The guarantee
 // itself at n = 1024: on sampled blocks of C, every element obeys

@@ -1,4 +1,4 @@
-// Test double for try_host_offload (src/interpose/host_offload.cpp), linked into
+// Test double for try_host_offload (src/host_path/offload.cpp), linked into
 // libozdgemm_fake_offload.so with the real BLAS hooks in place of the GPU path. It "emulates"
 // every non-trivial call with a plain column-major loop over the host_gemm it receives, so the
 // hooks' translation (row-major swap, transposes, leading dimensions) is checked by the client
@@ -6,8 +6,8 @@
 // declines. Trivial calls are declined as the real one declines them.
 #include <chrono>
 
-#include "interpose/call_log.hpp"
-#include "interpose/host_offload.hpp"
+#include "dispatch/call_log.hpp"
+#include "host_path/offload.hpp"
 
 namespace ozdgemm::detail {
 

@@ -17,7 +17,7 @@
 #                 when it asks): the set of processes must emulate, not each one.
 # SHARE_COORDINATED=1 gives client i the variables mpirun would, OMPI_COMM_WORLD_LOCAL_RANK=i and
 # OMPI_COMM_WORLD_LOCAL_SIZE=SHARE_PROCS, so that each library counts the processes on its GPU
-# and takes only its share of the free memory (interpose/device_select.hpp); every client's log
+# and takes only its share of the free memory (dispatch/device_select.hpp); every client's log
 # must then say so ("N processes share GPU d (OMPI_COMM_WORLD_LOCAL_SIZE=SHARE_PROCS, ...").
 # Without it the clients carry no launcher variable (as independent programs): each counts on
 # the whole free memory, and under pressure the clients' own allocations may fail.

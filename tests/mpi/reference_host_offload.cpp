@@ -1,4 +1,4 @@
-// Stand-in for try_host_offload (src/interpose/host_offload.cpp) on machines without a GPU:
+// Stand-in for try_host_offload (src/host_path/offload.cpp) on machines without a GPU:
 // every non-trivial host call is emulated by the library's CPU reference of the Ozaki
 // arithmetic (ozdgemm_dgemm_reference), which is bit-identical to what the GPU computes for the
 // same operands and settings. Linked with the real hooks into libozdgemm_reference_offload.so,
@@ -6,9 +6,9 @@
 // calls are declined as the real host path declines them.
 #include <chrono>
 
-#include "interpose/call_log.hpp"
-#include "interpose/config.hpp"
-#include "interpose/host_offload.hpp"
+#include "dispatch/call_log.hpp"
+#include "dispatch/settings.hpp"
+#include "host_path/offload.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace ozdgemm::detail {

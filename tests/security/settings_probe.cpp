@@ -1,5 +1,5 @@
 // Prints, one "key=value" per line on stdout, what the library made of its environment:
-// secure-execution mode, the settings (interpose/config), and which library serves dgemm_
+// secure-execution mode, the settings (dispatch/settings), and which library serves dgemm_
 // (interpose/cpu_blas). Logs one info and one warn message through the library's logger.
 // security_test.sh runs it with hostile settings, plainly and as a setgid program.
 //
@@ -11,7 +11,7 @@
 
 #include "common/env.hpp"
 #include "common/logging.hpp"
-#include "interpose/config.hpp"
+#include "dispatch/settings.hpp"
 #include "interpose/cpu_blas.hpp"
 
 // ASan builds (scripts/sanitize.sh): LeakSanitizer cannot stop the world in a non-dumpable

@@ -1,4 +1,4 @@
-#include "interpose/process_state.hpp"
+#include "dispatch/process_state.hpp"
 
 #include <dlfcn.h>
 #include <pthread.h>

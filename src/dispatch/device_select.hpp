@@ -44,7 +44,7 @@ device_choice choose_device(int configured, const std::function<const char*(cons
 // Logs the choice once (info). Thread-safe; never throws.
 int host_device() noexcept;
 
-// The GPUs that share host calls (the multi-GPU host path, interpose/host_offload.cpp): one
+// The GPUs that share host calls (the multi-GPU host path, host_path/offload.cpp): one
 // entry per share of the work, so a GPU may appear more than once.
 struct device_list {
   std::vector<int> devices;  // empty: host calls stay on the CPU BLAS (reason says why)

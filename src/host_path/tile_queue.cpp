@@ -1,4 +1,4 @@
-#include "interpose/tile_queue.hpp"
+#include "host_path/tile_queue.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/scaling_rules.hpp"
-#include "interpose/config.hpp"
+#include "dispatch/settings.hpp"
 
 namespace ozdgemm::detail {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/gemm_problem.hpp"
-#include "interpose/tile_queue.hpp"
+#include "host_path/tile_queue.hpp"
 
 namespace ozdgemm::detail {
 

@@ -1,4 +1,4 @@
-#include "interpose/decision.hpp"
+#include "dispatch/decision.hpp"
 
 #include <algorithm>
 #include <cmath>

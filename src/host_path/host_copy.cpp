@@ -1,4 +1,4 @@
-#include "interpose/host_copy.hpp"
+#include "host_path/host_copy.hpp"
 
 #include <algorithm>
 #include <cstdint>

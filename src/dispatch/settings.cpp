@@ -1,4 +1,4 @@
-#include "interpose/config.hpp"
+#include "dispatch/settings.hpp"
 
 #include <atomic>
 #include <cerrno>

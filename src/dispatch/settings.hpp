@@ -15,7 +15,7 @@
 //   OZDGEMM_CPU_BLAS      CPU BLAS library for host calls not emulated (next definition in the
 //                         process, else libblas.so.3)
 //   OZDGEMM_DEVICE        GPU ordinal used for host calls             (unset: the launcher's
-//                         local rank mod the GPU count, else 0; interpose/device_select)
+//                         local rank mod the GPU count, else 0; dispatch/device_select)
 //   OZDGEMM_AUTO_MARGIN   auto mode emulates only if predicted time < (1 - margin) x native
 //                         (0.05)
 //   OZDGEMM_MIN_DIM       auto mode never emulates when min(m, n, k) is below this (256)
@@ -34,7 +34,7 @@
 //                         through writing it (unset)
 //   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
 //                         the workspaces (unset: from the launcher's local size;
-//                         interpose/device_select)
+//                         dispatch/device_select)
 //   OZDGEMM_INT8_GEMM     lt | cublas: the INT8 GEMMs' backend (lt; engine/int8_gemm.hpp,
 //                         which reads it, once, for this file and for the C API alike)
 #pragma once
@@ -62,7 +62,7 @@ struct config {
   int num_moduli = 14;
   scaling_mode scaling = scaling_mode::accurate;
   std::string cpu_blas;  // empty: default search
-  int device = -1;  // -1: unset (interpose/device_select picks the GPU)
+  int device = -1;  // -1: unset (dispatch/device_select picks the GPU)
   double auto_margin = 0.05;
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware
@@ -73,15 +73,15 @@ struct config {
   bool moduli_certified = false;  // OZDGEMM_MODULI=certified (moduli_auto is then set too)
   accuracy_target accuracy{};
 
-  // Multi-GPU host path (interpose/host_offload.cpp). devices empty and all_devices false:
-  // the single GPU of interpose/device_select's rule.
+  // Multi-GPU host path (host_path/offload.cpp). devices empty and all_devices false:
+  // the single GPU of dispatch/device_select's rule.
   std::vector<int> devices;
   bool all_devices = false;
   int host_workers_per_device = 1;
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;
-  // Processes sharing each GPU (interpose/device_select.hpp); 0: unset (the launcher's count).
+  // Processes sharing each GPU (dispatch/device_select.hpp); 0: unset (the launcher's count).
   int procs_per_gpu = 0;
   // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
   int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;

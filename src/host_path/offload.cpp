@@ -30,7 +30,7 @@
 // If a worker fails, the columns of C it already wrote are final; it gives the rest of its
 // tiles back to the queue and retires, and the other workers take them. Whatever no worker
 // finishes is returned to the caller, which computes it on the CPU BLAS.
-#include "interpose/host_offload.hpp"
+#include "host_path/offload.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -53,12 +53,12 @@
 #include "core/moduli.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
-#include "interpose/call_log.hpp"
-#include "interpose/config.hpp"
-#include "interpose/decision.hpp"
-#include "interpose/device_select.hpp"
-#include "interpose/host_copy.hpp"
-#include "interpose/process_state.hpp"
+#include "dispatch/call_log.hpp"
+#include "dispatch/settings.hpp"
+#include "dispatch/decision.hpp"
+#include "dispatch/device_select.hpp"
+#include "host_path/host_copy.hpp"
+#include "dispatch/process_state.hpp"
 
 namespace ozdgemm::detail {
 namespace {

@@ -1,4 +1,4 @@
-// The rigorous moduli count prototype (reference/pairwise_choice.hpp, docs/accuracy.md
+// The rigorous moduli count prototype (reference/certified_choice.hpp, docs/accuracy.md
 // section 11):
 // - band codes are lower bounds of |x| with the stated range;
 // - W is a lower bound of |A||B| (exact on inputs whose entries are powers of two inside the
@@ -6,8 +6,8 @@
 //   measured error of every s;
 // - on the sets of issue 5 and on anti-aligned inputs (where today's auto misses native), the
 //   s it picks meets the target element by element and native's measured errors, and the
-//   table of s_auto / s_pairwise / s_oracle (docs) is printed.
-#include "reference/pairwise_choice.hpp"
+//   table of s_auto / s_certified / s_oracle (docs) is printed.
+#include "reference/certified_choice.hpp"
 
 #include <gtest/gtest.h>
 
@@ -85,7 +85,7 @@ long double abs_dot(const operand_pair& in, int64_t i, int64_t j) {
 // Entries +-2^t with t in [emax - 6, emax] of each vector: the band codes are exact and one
 // band captures everything, so W is (|A||B|)_ij itself. With more bands the same holds for
 // t in [emax - 7 bands + 1, emax] as long as pa + pb < bands.
-TEST(PairwiseBound, ExactOnPowersOfTwoInsideTheWindow) {
+TEST(CertifiedBound, ExactOnPowersOfTwoInsideTheWindow) {
   const int64_t m = 7, n = 6, k = 50;
   rng g(5);
   operand_pair in{make_matrix(m, k), make_matrix(k, n)};
@@ -100,7 +100,7 @@ TEST(PairwiseBound, ExactOnPowersOfTwoInsideTheWindow) {
                               (l == 1 ? 0 : -static_cast<int>(g.next_u64() % 7)) -
                                   5 * static_cast<int>(j));
   host_matrix C = make_matrix(m, n);
-  const detail::pairwise_bound pb = detail::reference_pairwise_bound(problem_of(in, C), 1);
+  const detail::certified_bound_data pb = detail::reference_certified_bound(problem_of(in, C), 1);
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
       const long double exact =
@@ -111,7 +111,7 @@ TEST(PairwiseBound, ExactOnPowersOfTwoInsideTheWindow) {
 
 // W <= |A||B| and na, nb >= the l1 norms, on every input family and every band count; more
 // bands never lower W.
-TEST(PairwiseBound, LowerAndUpperBoundsOnEveryFamily) {
+TEST(CertifiedBound, LowerAndUpperBoundsOnEveryFamily) {
   const int64_t m = 9, n = 8, k = 333;
   const long double dn = 1.0L - static_cast<long double>(k + 2) * std::ldexp(1.0L, -63);
   for (input_kind kind : all_input_kinds()) {
@@ -119,8 +119,8 @@ TEST(PairwiseBound, LowerAndUpperBoundsOnEveryFamily) {
     host_matrix C = make_matrix(m, n);
     std::vector<double> prev;
     for (int bands = 1; bands <= detail::kMaxBands; ++bands) {
-      const detail::pairwise_bound pb =
-          detail::reference_pairwise_bound(problem_of(in, C), bands);
+      const detail::certified_bound_data pb =
+          detail::reference_certified_bound(problem_of(in, C), bands);
       for (int64_t i = 0; i < m; ++i) {
         if (pb.skip_a[i]) continue;
         long double s = 0;
@@ -203,14 +203,14 @@ class pair_problem : public reference_problem {
 };
 
 // The per-element rigorous ratio bounds the measured error of every s, in both modes, and is
-// non-increasing in s (pairwise_choose_moduli bisects on it).
-TEST(PairwiseRatio, BoundsTheMeasuredErrorOfEveryS) {
+// non-increasing in s (certified_choose_moduli bisects on it).
+TEST(CertifiedRatio, BoundsTheMeasuredErrorOfEveryS) {
   for (double phi : {0.5, 2.0})
     for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate}) {
       pair_problem pr({phi_matrix(12, 300, phi, 71), phi_matrix(300, 10, phi, 72)});
       host_matrix C0 = make_matrix(12, 10);
       const detail::gemm_problem p = pr.problem(C0);
-      const detail::pairwise_bound pb = detail::reference_pairwise_bound(p, 2);
+      const detail::certified_bound_data pb = detail::reference_certified_bound(p, 2);
       const detail::scaling_statistics st = detail::reference_statistics(p, mode);
       double prev = INFINITY;
       for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
@@ -218,10 +218,10 @@ TEST(PairwiseRatio, BoundsTheMeasuredErrorOfEveryS) {
         detail::exponents_for(st, s, ea, eb);
         const bool nearest = detail::rounds_to_nearest(detail::moduli_for(s), p.k);
         const double worst = pr.worst_against(pr.result(s, mode), [&](int64_t i, int64_t j) {
-          return detail::pairwise_ratio_at(pb, i, j, ea[i], eb[j], nearest);
+          return detail::certified_ratio_at_element(pb, i, j, ea[i], eb[j], nearest);
         });
         EXPECT_LE(worst, 1.0) << "phi " << phi << " " << mode_name(mode) << " s " << s;
-        const double r = detail::pairwise_ratio(pb, ea, eb, nearest);
+        const double r = detail::certified_worst_ratio(pb, ea, eb, nearest);
         EXPECT_LE(r, prev) << "s " << s;
         prev = r;
       }
@@ -274,7 +274,7 @@ std::string fmt(double x) {
 // double, rounded down): what the rigorous numerator T allows with a perfect lower bound. Not
 // computable cheaply; it separates what the bands lose from what T's worst case loses.
 int ideal_choice(const pair_problem& pr, const detail::gemm_problem& p, scaling_mode mode) {
-  detail::pairwise_bound pb = detail::reference_pairwise_bound(p, 1);
+  detail::certified_bound_data pb = detail::reference_certified_bound(p, 1);
   const long double dn = 1.0L - static_cast<long double>(p.k + 2) * std::ldexp(1.0L, -63);
   for (int64_t j = 0; j < pb.n; ++j)
     for (int64_t i = 0; i < pb.m; ++i)
@@ -282,7 +282,7 @@ int ideal_choice(const pair_problem& pr, const detail::gemm_problem& p, scaling_
         pb.w[j * pb.m + i] = static_cast<double>(
             std::ldexp(pr.abs_dot_at(i, j) * dn, -(pb.emax_a[i] + pb.emax_b[j])) *
             (1 - std::ldexp(1.0L, -52)));
-  const auto r = detail::pairwise_ratios(p, mode, pb);
+  const auto r = detail::certified_ratios(p, mode, pb);
   return detail::choose_moduli({}, p.k, [&](int s) { return r[s]; }).s;
 }
 
@@ -291,7 +291,7 @@ int ideal_choice(const pair_problem& pr, const detail::gemm_problem& p, scaling_
 // The relative metric is printed, not asserted: the target is native's probabilistic bound
 // (lambda = 1), which does not bound native's realised error from below (docs section 11).
 // (b) The table of docs/accuracy.md section 11: today's auto, the prototype, the oracle.
-TEST(PairwiseChoice, MeetsTheTargetEverywhereAndTable) {
+TEST(CertifiedChoice, MeetsTheTargetEverywhereAndTable) {
   std::cout << "| set | mode | s_auto | auto meets native | 1 band | 2 bands | 3 bands | "
                "exact W | s_oracle | 3 bands: scaled / native, rel / native |\n"
                "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -304,7 +304,7 @@ TEST(PairwiseChoice, MeetsTheTargetEverywhereAndTable) {
           detail::reference_choose_moduli(detail::reference_statistics(p, mode), {}).s;
       int s_pair[detail::kMaxBands + 1] = {};
       for (int bands = 1; bands <= detail::kMaxBands; ++bands) {
-        const detail::moduli_choice ch = detail::pairwise_choose_moduli(p, mode, {}, bands);
+        const detail::moduli_choice ch = detail::certified_choose_moduli(p, mode, {}, bands);
         s_pair[bands] = ch.s;
         if (ch.s == 0) continue;
         const double tgt = ch.target;
@@ -339,7 +339,7 @@ TEST(PairwiseChoice, MeetsTheTargetEverywhereAndTable) {
 }
 
 // Other targets: a bits target and `max` are met element by element too.
-TEST(PairwiseChoice, BitsAndMaxTargetsMetElementwise) {
+TEST(CertifiedChoice, BitsAndMaxTargetsMetElementwise) {
   pair_problem pr({phi_matrix(24, 200, 1.0, 901), phi_matrix(200, 24, 1.0, 902)});
   host_matrix C0 = make_matrix(1, 1);
   const detail::gemm_problem p = pr.problem(C0);
@@ -348,14 +348,14 @@ TEST(PairwiseChoice, BitsAndMaxTargetsMetElementwise) {
                               accuracy_target{accuracy_kind::bits, 40},
                               accuracy_target{accuracy_kind::bits, 60},
                               accuracy_target{accuracy_kind::max, 0}}) {
-      const detail::moduli_choice ch = detail::pairwise_choose_moduli(p, mode, t, 2);
+      const detail::moduli_choice ch = detail::certified_choose_moduli(p, mode, t, 2);
       ASSERT_NE(ch.s, 0) << detail::accuracy_target_name(t);
       const double tgt = ch.target;
       EXPECT_LE(pr.worst_against(pr.result(ch.s, mode), [&](int64_t, int64_t) { return tgt; }),
                 1.0)
           << detail::accuracy_target_name(t) << " " << mode_name(mode);
       // The smallest such s: s - 1 is not certified.
-      const auto r = detail::pairwise_ratios(p, mode, detail::reference_pairwise_bound(p, 2));
+      const auto r = detail::certified_ratios(p, mode, detail::reference_certified_bound(p, 2));
       EXPECT_LE(r[ch.s], tgt);
       if (ch.s > detail::kMinModuli) {
         EXPECT_GT(r[ch.s - 1], tgt) << detail::accuracy_target_name(t);
@@ -370,7 +370,7 @@ namespace ozdgemm::test {
 namespace {
 
 // The public host entry with OZDGEMM_MODULI_CERTIFIED computes exactly what
-// pairwise_choose_moduli's s computes (kCertBands bands), for each target.
+// certified_choose_moduli's s computes (kCertBands bands), for each target.
 TEST(CertifiedModuliApi, ReferenceEntryPicksAndComputes) {
   const operand_pair in{phi_matrix(33, 200, 2.0, 611), phi_matrix(200, 21, 2.0, 612)};
   for (int acc : {OZDGEMM_ACCURACY_NATIVE, OZDGEMM_ACCURACY_MAX, 30}) {
@@ -389,7 +389,7 @@ TEST(CertifiedModuliApi, ReferenceEntryPicksAndComputes) {
           sc == OZDGEMM_SCALING_FAST ? scaling_mode::fast : scaling_mode::accurate;
       const detail::gemm_problem p = problem_of(in, D);
       const detail::moduli_choice ch =
-          detail::pairwise_choose_moduli(p, mode, t, detail::kCertBands);
+          detail::certified_choose_moduli(p, mode, t, detail::kCertBands);
       ASSERT_NE(ch.s, 0) << ch.why;
       detail::reference_dgemm(p, 1.0, 0.0, ch.s, mode);
       EXPECT_EQ(C.data, D.data) << "accuracy " << acc;

@@ -1,4 +1,4 @@
-#include "interpose/call_log.hpp"
+#include "dispatch/call_log.hpp"
 
 #include <cstdlib>
 #include <map>

@@ -1,4 +1,4 @@
-#include "reference/scaling_prototypes.hpp"
+#include "support/scaling_prototypes.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -40,7 +40,7 @@ inline constexpr int kMaxBands = kCertBands;
 // The s-independent part: normalised lower bounds of (|A||B|)_ij and upper bounds of the l1
 // norms. Normalised means divided by 2^(emaxA_i + emaxB_j) (resp. 2^emax), so nothing
 // overflows or underflows however the inputs are scaled.
-struct pairwise_bound {
+struct certified_bound_data {
   int64_t m = 0, n = 0, k = 0;
   int bands = 0;
   std::vector<int> emax_a, emax_b;
@@ -53,27 +53,27 @@ struct pairwise_bound {
 
 // bands in [1, kMaxBands]. O(bands (bands + 1) / 2 m n k) integer operations, as the GPU's
 // INT8 GEMMs would do them (per-k-block INT32 sums added into 64 bits).
-pairwise_bound reference_pairwise_bound(const gemm_problem& p, int bands);
+certified_bound_data reference_certified_bound(const gemm_problem& p, int bands);
 
 // An upper bound of max over (i, j) of T_ij / (|A||B|)_ij for the exponents ea (rows of op(A))
 // and eb (columns of op(B)) and residues rounded to nearest or truncated; +inf when some
 // non-skipped (i, j) has w == 0; 0 when every pair is skipped.
-double pairwise_ratio(const pairwise_bound& pb, const std::vector<int>& ea,
+double certified_worst_ratio(const certified_bound_data& pb, const std::vector<int>& ea,
                       const std::vector<int>& eb, bool nearest);
 
 // The same bound for one element (certified_ratio; for tests).
-double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea, int eb,
+double certified_ratio_at_element(const certified_bound_data& pb, int64_t i, int64_t j, int ea, int eb,
                          bool nearest);
 
-// pairwise_ratio() for every s in [kMinModuli, kMaxModuli] (index s; others 0), with the
+// certified_worst_ratio() for every s in [kMinModuli, kMaxModuli] (index s; others 0), with the
 // exponents the scaling pass in `mode` would choose for s and its rounding of the residues:
 // with bands = kCertBands, the worst ratios the GPU computes (kernels/certify.cu), bit for bit.
-std::array<double, kMaxModuli + 1> pairwise_ratios(const gemm_problem& p, scaling_mode mode,
-                                                   const pairwise_bound& pb);
+std::array<double, kMaxModuli + 1> certified_ratios(const gemm_problem& p, scaling_mode mode,
+                                                   const certified_bound_data& pb);
 
 // The smallest s whose rigorous bound meets the target (choose_moduli's semantics for
 // native / bits / max, on the rigorous ratio instead of the model's eps); s == 0 when none.
-moduli_choice pairwise_choose_moduli(const gemm_problem& p, scaling_mode mode,
+moduli_choice certified_choose_moduli(const gemm_problem& p, scaling_mode mode,
                                      const accuracy_target& t, int bands);
 
 }  // namespace ozdgemm::detail

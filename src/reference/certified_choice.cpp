@@ -1,4 +1,4 @@
-#include "reference/pairwise_choice.hpp"
+#include "reference/certified_choice.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -44,8 +44,8 @@ void vector_pass(const operand& x, int64_t nvec, int64_t k, int bands, std::vect
 
 }  // namespace
 
-pairwise_bound reference_pairwise_bound(const gemm_problem& p, int bands) {
-  pairwise_bound pb;
+certified_bound_data reference_certified_bound(const gemm_problem& p, int bands) {
+  certified_bound_data pb;
   pb.m = p.m;
   pb.n = p.n;
   pb.k = p.k;
@@ -89,7 +89,7 @@ pairwise_bound reference_pairwise_bound(const gemm_problem& p, int bands) {
   return pb;
 }
 
-double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea, int eb,
+double certified_ratio_at_element(const certified_bound_data& pb, int64_t i, int64_t j, int ea, int eb,
                          bool nearest) {
   if (pb.skip_a[i] || pb.skip_b[j]) return 0.0;
   const double w = pb.w[static_cast<size_t>(j * pb.m + i)];
@@ -98,28 +98,28 @@ double pairwise_ratio_at(const pairwise_bound& pb, int64_t i, int64_t j, int ea,
                          nearest);
 }
 
-double pairwise_ratio(const pairwise_bound& pb, const std::vector<int>& ea,
+double certified_worst_ratio(const certified_bound_data& pb, const std::vector<int>& ea,
                       const std::vector<int>& eb, bool nearest) {
   double worst = 0.0;
   for (int64_t j = 0; j < pb.n; ++j)
     for (int64_t i = 0; i < pb.m; ++i)
-      worst = std::max(worst, pairwise_ratio_at(pb, i, j, ea[i], eb[j], nearest));
+      worst = std::max(worst, certified_ratio_at_element(pb, i, j, ea[i], eb[j], nearest));
   return worst;
 }
 
-std::array<double, kMaxModuli + 1> pairwise_ratios(const gemm_problem& p, scaling_mode mode,
-                                                   const pairwise_bound& pb) {
+std::array<double, kMaxModuli + 1> certified_ratios(const gemm_problem& p, scaling_mode mode,
+                                                   const certified_bound_data& pb) {
   std::array<double, kMaxModuli + 1> r{};
   const scaling_statistics st = reference_statistics(p, mode);
   std::vector<int> ea, eb;
   for (int s = kMinModuli; s <= kMaxModuli; ++s) {
     exponents_for(st, s, ea, eb);
-    r[s] = pairwise_ratio(pb, ea, eb, rounds_to_nearest(moduli_for(s), p.k));
+    r[s] = certified_worst_ratio(pb, ea, eb, rounds_to_nearest(moduli_for(s), p.k));
   }
   return r;
 }
 
-moduli_choice pairwise_choose_moduli(const gemm_problem& p, scaling_mode mode,
+moduli_choice certified_choose_moduli(const gemm_problem& p, scaling_mode mode,
                                      const accuracy_target& t, int bands) {
   if (p.m == 0 || p.n == 0 || p.k == 0) {
     moduli_choice c;
@@ -131,8 +131,8 @@ moduli_choice pairwise_choose_moduli(const gemm_problem& p, scaling_mode mode,
     c.why = "certified moduli count: k >= 2^32 is not certified";
     return c;
   }
-  const pairwise_bound pb = reference_pairwise_bound(p, bands);
-  const std::array<double, kMaxModuli + 1> r = pairwise_ratios(p, mode, pb);
+  const certified_bound_data pb = reference_certified_bound(p, bands);
+  const std::array<double, kMaxModuli + 1> r = certified_ratios(p, mode, pb);
   // The ratio is non-increasing in s (every exponent grows with L(s); the test checks it), so
   // choose_moduli's bisection finds the smallest s; it returns an s meeting the target either
   // way.

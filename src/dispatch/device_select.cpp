@@ -1,4 +1,4 @@
-#include "interpose/device_select.hpp"
+#include "dispatch/device_select.hpp"
 
 #include <cuda_runtime.h>
 
@@ -8,7 +8,7 @@
 
 #include "common/logging.hpp"
 #include "engine/handle_context.hpp"
-#include "interpose/config.hpp"
+#include "dispatch/settings.hpp"
 
 namespace ozdgemm::detail {
 namespace {
