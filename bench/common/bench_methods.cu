@@ -43,7 +43,8 @@ std::string configure_cublas_emulation(cublasHandle_t h, bool fixed, int bits) {
 
 size_t ozdgemm_workspace_bytes(const shape& sh, int moduli, scaling_mode mode,
                                int8_gemm_backend gemm) {
-  return detail::emulation_workspace_bytes(sh.m, sh.n, sh.k, moduli, mode, gemm);
+  return detail::emulation_workspace_bytes(sh.m, sh.n, sh.k, detail::moduli_setting::fixed(moduli),
+                                           mode, gemm);
 }
 
 stage_split measure_stages(const shape& sh, const input_set& in, int moduli, scaling_mode mode,
@@ -77,7 +78,7 @@ stage_split measure_stages(const shape& sh, const input_set& in, int moduli, sca
     call.p.ldc = sh.m;
     call.alpha = d::scalar_arg{nullptr, 1.0};
     call.beta = d::scalar_arg{nullptr, 0.0};
-    call.num_moduli = moduli;
+    call.moduli = d::moduli_setting::fixed(moduli);
     call.mode = mode;
     call.stream = stream;
     call.int8_handle = private_handle;

@@ -53,6 +53,9 @@ typedef enum ozdgemm_scaling {
  * pass over C per call; calls with k >= 2^32 run native. */
 #define OZDGEMM_MODULI_CERTIFIED (-1)
 #define OZDGEMM_ACCURACY_NATIVE 0
+/* The moduli count of ozdgemm_default_options(), ozdgemm::options{} and the interposer when
+ * OZDGEMM_MODULI is unset. */
+#define OZDGEMM_DEFAULT_MODULI 14
 #define OZDGEMM_ACCURACY_MAX (-1)
 
 typedef struct ozdgemm_options {
@@ -62,7 +65,7 @@ typedef struct ozdgemm_options {
   int accuracy;              /* target of OZDGEMM_MODULI_AUTO / _CERTIFIED (see above) */
 } ozdgemm_options_t;
 
-/* s = 14, accurate scaling. */
+/* s = OZDGEMM_DEFAULT_MODULI (14), accurate scaling, target native. */
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void);
 
 /* C = alpha op(A) op(B) + beta C on device pointers, with the arguments of cublasDgemm.

@@ -9,7 +9,7 @@ namespace ozdgemm {
 enum class scaling { fast = OZDGEMM_SCALING_FAST, accurate = OZDGEMM_SCALING_ACCURATE };
 
 struct options {
-  int num_moduli = 14;
+  int num_moduli = OZDGEMM_DEFAULT_MODULI;
   ozdgemm::scaling scaling = scaling::accurate;
   int accuracy = OZDGEMM_ACCURACY_NATIVE;  // read when num_moduli == OZDGEMM_MODULI_AUTO
 

@@ -11,7 +11,7 @@
 #include "core/moduli.hpp"
 #include "crt.cuh"
 #include "engine/emulate.hpp"
-#include "engine/handle_context.hpp"
+#include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
@@ -39,9 +39,6 @@ bool valid_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_
          ldc >= std::max<int64_t>(1, m);
 }
 
-static_assert(OZDGEMM_MODULI_AUTO == kAutoModuli && OZDGEMM_MODULI_CERTIFIED == kCertifiedModuli,
-              "the C API's moduli codes are the engine's");
-
 // OZDGEMM_MODULI_AUTO's target from options.accuracy; false for an invalid value.
 bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
   if (o.accuracy == OZDGEMM_ACCURACY_NATIVE) *t = accuracy_target{accuracy_kind::native, 0};
@@ -51,13 +48,19 @@ bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
   return true;
 }
 
-// The options of both entries (device and host reference): a moduli count in range or
-// OZDGEMM_MODULI_AUTO with a valid accuracy target (then *target is set), and a known scaling.
-bool valid_options(const ozdgemm_options_t& o, accuracy_target* target) {
-  const bool s_ok = o.num_moduli == OZDGEMM_MODULI_AUTO || o.num_moduli == OZDGEMM_MODULI_CERTIFIED
-                        ? auto_target(o, target)
-                        : o.num_moduli >= kMinModuli && o.num_moduli <= kMaxModuli;
-  return s_ok && (o.scaling == OZDGEMM_SCALING_FAST || o.scaling == OZDGEMM_SCALING_ACCURATE);
+// The options of both entries (device and host reference): a moduli count in range,
+// OZDGEMM_MODULI_AUTO or OZDGEMM_MODULI_CERTIFIED with a valid accuracy target (then *target is
+// set), and a known scaling. False for anything else.
+bool valid_options(const ozdgemm_options_t& o, moduli_setting* moduli, accuracy_target* target) {
+  if (o.scaling != OZDGEMM_SCALING_FAST && o.scaling != OZDGEMM_SCALING_ACCURATE) return false;
+  if (o.num_moduli == OZDGEMM_MODULI_AUTO)
+    *moduli = moduli_setting::automatic();
+  else if (o.num_moduli == OZDGEMM_MODULI_CERTIFIED)
+    *moduli = moduli_setting::certified();
+  else
+    *moduli = moduli_setting::fixed(o.num_moduli);
+  if (!moduli->valid()) return false;
+  return moduli->is_fixed() || auto_target(o, target);
 }
 
 // The matrices the call reads and writes must lie in the address space: (cols - 1) ld + rows
@@ -97,94 +100,82 @@ void native_dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperati
                                        beta, C, ldc));
 }
 
-bool stream_captured(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
-  return capture != cudaStreamCaptureStatusNone;
-}
-
 }  // namespace
 
 bool in_native_fallback() noexcept { return native_fallback_active; }
 
-ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
-                              const double* alpha, const double* A, int64_t lda, const double* B,
-                              int64_t ldb, const double* beta, double* C, int64_t ldc,
-                              ozdgemm_options_t options, bool run_native, int* s_used) {
-  if (s_used != nullptr) *s_used = 0;
-  if (handle == nullptr) return OZDGEMM_STATUS_NOT_INITIALIZED;
-  const bool automatic =
-      options.num_moduli == OZDGEMM_MODULI_AUTO || options.num_moduli == OZDGEMM_MODULI_CERTIFIED;
+device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                           const double* alpha, const double* A, int64_t lda, const double* B,
+                           int64_t ldb, const double* beta, double* C, int64_t ldc,
+                           ozdgemm_options_t options, bool run_native) {
+  device_result r;
+  auto fail = [&](ozdgemm_status_t st) {
+    r.status = st;
+    return r;
+  };
+  if (handle == nullptr) return fail(OZDGEMM_STATUS_NOT_INITIALIZED);
+  moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
   accuracy_target target;
-  if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
+  if (!valid_options(options, &moduli, &target)) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   op_kind oa, ob;
   if (!parse_op(transa, &oa) || !parse_op(transb, &ob) ||
       !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) ||
       alpha == nullptr || beta == nullptr)
-    return OZDGEMM_STATUS_INVALID_VALUE;
+    return fail(OZDGEMM_STATUS_INVALID_VALUE);
   // Trivial calls: any s gives the BLAS result; report the smallest, as the host reference.
-  const int trivial_s = automatic ? kMinModuli : options.num_moduli;
+  const int trivial_s = moduli.is_fixed() ? moduli.count() : kMinModuli;
   if (m == 0 || n == 0) {
-    if (s_used != nullptr) *s_used = trivial_s;
-    return OZDGEMM_STATUS_SUCCESS;
+    r.s = trivial_s;
+    return r;
   }
-  if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return OZDGEMM_STATUS_INVALID_VALUE;
+  if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, true))
-    return OZDGEMM_STATUS_INVALID_VALUE;
+    return fail(OZDGEMM_STATUS_INVALID_VALUE);
+  const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
+  device_gemm call{p, {}, {}, moduli, to_mode(options.scaling), nullptr, nullptr, nullptr};
+  call.target = target;
+  call.int8_gemm = int8_gemm_backend::setting;
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
-  const scaling_mode mode = to_mode(options.scaling);
-  // The INT8 GEMM backend, once: the workspace is sized for the backend the call then uses.
-  const int8_gemm_backend gemm = int8_gemm_setting();
   size_t ws_bytes = 0;
-  if (k > 0 && !emulation_workspace_bytes(m, n, k, options.num_moduli, mode, &ws_bytes, gemm)) {
+  if (k > 0 && !size_workspace(&call, &ws_bytes)) {
     logger().info("ozdgemm_dgemm: m={} n={} k={} needs more workspace than can be addressed",
                   m, n, k);
-    return OZDGEMM_STATUS_ALLOC_FAILED;
+    return fail(OZDGEMM_STATUS_ALLOC_FAILED);
   }
 
-  cudaStream_t stream = nullptr;
-  OZDGEMM_CUBLAS_TRY(cublas_get_stream(handle, &stream));
+  OZDGEMM_CUBLAS_TRY(cublas_get_stream(handle, &call.stream));
   cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
   OZDGEMM_CUBLAS_TRY(cublas_get_pointer_mode(handle, &pm));
   const bool dev = pm == CUBLAS_POINTER_MODE_DEVICE;
-  const scalar_arg a_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
-  const scalar_arg b_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};
+  call.alpha = scalar_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
+  call.beta = scalar_arg{dev ? beta : nullptr, dev ? 0.0 : *beta};
 
   // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels,
   // which then read neither A nor B.)
-  if (k == 0 || (!dev && a_arg.host == 0.0)) {
-    launch_scale_c(C, ldc, m, n, b_arg, stream);
+  if (k == 0 || (!dev && call.alpha.host == 0.0)) {
+    launch_scale_c(C, ldc, m, n, call.beta, call.stream);
     OZDGEMM_CHECK_LAUNCH();
-    if (s_used != nullptr) *s_used = trivial_s;
-    return OZDGEMM_STATUS_SUCCESS;
+    r.s = trivial_s;
+    return r;
   }
 
-  int s = 0;
-  moduli_choice choice;
-  if (automatic && stream_captured(stream)) {
-    // Checked before the workspace, which may not grow under capture either.
-    choice.why = "the choice needs a host synchronisation and the stream is being captured";
-  } else {
-    const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
-    auto ctx = context_for(handle);
-    std::lock_guard<std::mutex> lock(ctx->mutex());
-    ctx->begin(stream);
-    void* ws = ctx->workspace(ws_bytes);
-    device_gemm call{p, a_arg, b_arg, options.num_moduli, mode, stream, ctx->cublas(), nullptr};
-    call.target = target;
-    call.int8_gemm = gemm;
-    s = enqueue_emulation(call, ws, &choice);
-    ctx->end();
+  const run_outcome run = run_for_handle(handle, call, ws_bytes);
+  r.s = run.s;
+  if (run.refused != nullptr) {
+    r.not_emulated = run.refused;
+    if (run_native)  // the C API's caller learns it from the status; the interposer logs it
+      logger().warn("ozdgemm_dgemm: m={} n={} k={}: workspace refused ({})", m, n, k, run.refused);
+    return fail(OZDGEMM_STATUS_ALLOC_FAILED);
   }
-  if (s_used != nullptr) *s_used = s;
-  if (s != 0) return OZDGEMM_STATUS_SUCCESS;
+  if (run.s != 0) return r;
+  r.not_emulated = run.declined;
   logger().info("ozdgemm_dgemm: auto moduli (target {}): native cublasDgemm for this call: {}",
-                accuracy_target_name(target), choice.why);
+                accuracy_target_name(target), run.choice.why);
   if (run_native)
     native_dgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  return OZDGEMM_STATUS_SUCCESS;
+  return r;
 }
 
 }  // namespace ozdgemm::detail
@@ -194,7 +185,8 @@ using namespace ozdgemm::detail;
 extern "C" {
 
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void) {
-  return ozdgemm_options_t{14, OZDGEMM_SCALING_ACCURATE, OZDGEMM_ACCURACY_NATIVE};
+  return ozdgemm_options_t{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_ACCURATE,
+                           OZDGEMM_ACCURACY_NATIVE};
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperation_t transa,
@@ -205,7 +197,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
                                            ozdgemm_options_t options) {
   return guarded("ozdgemm_dgemm", [&]() -> ozdgemm_status_t {
     return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true, nullptr);
+                        options, true)
+        .status;
   });
 }
 
@@ -215,9 +208,12 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOpera
                                               int64_t lda, const double* B, int64_t ldb,
                                               const double* beta, double* C, int64_t ldc,
                                               ozdgemm_options_t options, int* num_moduli_used) {
+  if (num_moduli_used != nullptr) *num_moduli_used = 0;
   return guarded("ozdgemm_dgemm_ex", [&]() -> ozdgemm_status_t {
-    return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true, num_moduli_used);
+    const device_result r = dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                                         beta, C, ldc, options, true);
+    if (num_moduli_used != nullptr) *num_moduli_used = r.status == OZDGEMM_STATUS_SUCCESS ? r.s : 0;
+    return r.status;
   });
 }
 
@@ -234,30 +230,27 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
       return OZDGEMM_STATUS_INVALID_VALUE;
     // The options (auto's target included) are checked before anything else, as on the device
     // entry: an invalid option is an invalid value even when there is nothing to compute.
-    const bool certified = options.num_moduli == OZDGEMM_MODULI_CERTIFIED;
-    const bool automatic = options.num_moduli == OZDGEMM_MODULI_AUTO || certified;
+    moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
     accuracy_target target;
-    if (!valid_options(options, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
+    if (!valid_options(options, &moduli, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
     if (!addressable(oa, ob, m, n, k, A, lda, B, ldb, C, ldc, alpha != 0.0))
       return OZDGEMM_STATUS_INVALID_VALUE;
     size_t scratch = 0;
-    if (alpha != 0.0 && k > 0 && !reference_scratch_bytes(m, n, k,
-                                                       automatic ? kMaxModuli
-                                                                 : options.num_moduli,
-                                                       &scratch)) {
+    if (alpha != 0.0 && k > 0 &&
+        !reference_scratch_bytes(m, n, k, moduli.layout_count(), &scratch)) {
       logger().info("ozdgemm_dgemm_reference: m={} n={} k={} needs more scratch memory than "
                     "can be addressed", m, n, k);
       return OZDGEMM_STATUS_ALLOC_FAILED;
     }
     const gemm_problem p{m, n, k, operand_a(oa, A, lda), operand_b(ob, B, ldb), C, ldc};
-    if (automatic) {
-      const moduli_choice c =
-          reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), target, certified);
+    if (moduli.chooses_per_call()) {
+      const moduli_choice c = reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling), target,
+                                                   moduli.is_certified());
       if (c.s == 0) logger().info("ozdgemm_dgemm_reference: auto moduli: FP64 fallback: {}", c.why);
       return OZDGEMM_STATUS_SUCCESS;
     }
-    reference_dgemm(p, alpha, beta, options.num_moduli, to_mode(options.scaling));
+    reference_dgemm(p, alpha, beta, moduli.count(), to_mode(options.scaling));
     return OZDGEMM_STATUS_SUCCESS;
   });
 }

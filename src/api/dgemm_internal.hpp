@@ -1,6 +1,6 @@
-// The device entry point behind ozdgemm_dgemm / ozdgemm_dgemm_ex, with what the interposer
-// needs beyond the public API: the moduli count the call used, and whether the automatic
-// moduli count's native fallback runs here or is left to the caller.
+// The device entry point behind ozdgemm_dgemm / ozdgemm_dgemm_ex, which the cuBLAS hooks call
+// too: the moduli count the call used, why it was not emulated, and whether the per-call
+// choice's native fallback runs here or is left to the caller.
 #pragma once
 
 #include <cublas_v2.h>
@@ -11,17 +11,30 @@
 
 namespace ozdgemm::detail {
 
-// ozdgemm_dgemm. *s_used (may be null) receives options.num_moduli, or with
-// OZDGEMM_MODULI_AUTO the chosen s, or 0 when no s meets the target (or the stream is being
-// captured, where the choice cannot synchronise): then, with run_native, cublasDgemm runs on
-// the caller's handle (its stream and pointer mode; the handle is not modified) and the reason
-// is logged at info; without run_native nothing runs, C is untouched and the caller (the
-// interposer, which holds the real cublasDgemm) must run native DGEMM itself.
-ozdgemm_status_t dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
-                              const double* alpha, const double* A, int64_t lda, const double* B,
-                              int64_t ldb, const double* beta, double* C, int64_t ldc,
-                              ozdgemm_options_t options, bool run_native, int* s_used);
+// What the device entry did with one call.
+struct device_result {
+  ozdgemm_status_t status = OZDGEMM_STATUS_SUCCESS;
+  // The moduli count that ran: the fixed s or the chosen one (trivial calls: the smallest, as
+  // the host reference reports); 0 when nothing was emulated.
+  int s = 0;
+  // Why the call was not emulated although its arguments were valid (static strings): the
+  // workspace limits refused it up front (status OZDGEMM_STATUS_ALLOC_FAILED, nothing enqueued),
+  // or a per-call choice ran no s (status OZDGEMM_STATUS_SUCCESS; engine/run.hpp's reasons).
+  const char* not_emulated = nullptr;
+};
+
+// ozdgemm_dgemm, with what the interposer needs beyond the public API. When a per-call choice
+// runs no s: with run_native, cublasDgemm runs on the caller's handle (its stream and pointer
+// mode; the handle is not modified) and the reason is logged at info; without run_native
+// nothing runs, C is untouched and the caller (the interposer, which holds the real
+// cublasDgemm) must run native DGEMM itself. A refused workspace is logged at warn only with
+// run_native (the interposer logs its own decision line). Throws on failure (the C entry
+// points map it to a status).
+device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                           const double* alpha, const double* A, int64_t lda, const double* B,
+                           int64_t ldb, const double* beta, double* C, int64_t ldc,
+                           ozdgemm_options_t options, bool run_native);
 
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.

@@ -21,7 +21,4 @@ struct call_record {
 
 void log_call(const call_record& r) noexcept;
 
-// The reason of a call OZDGEMM_MODULI=auto sent to the native routine (device and host paths).
-inline constexpr const char* kAutoModuliDeclined = "auto moduli: no s <= 20 meets OZDGEMM_ACCURACY";
-
 }  // namespace ozdgemm::detail

@@ -1,38 +1,28 @@
-// Per-call choice between the emulation and the native routine, and the performance model
-// auto mode uses. The model is calibrated on the H200 (bench/results, docs/performance_model.md).
+// The route of one intercepted call: the emulation or the native routine. The one place that
+// decides, for device calls (the cuBLAS hooks) and host calls (the host path) alike; the
+// caller logs the outcome once (call_log.hpp).
 #pragma once
 
 #include <cstdint>
 
-#include "core/scaling_rules.hpp"
+#include "dispatch/performance_model.hpp"
 #include "dispatch/settings.hpp"
 
 namespace ozdgemm::detail {
 
-struct prediction {
-  double native_ms;
-  double emulated_ms;
-};
-
-// Device-memory call: native cublasDgemm against the emulation on the same GPU.
-// num_moduli == kAutoModuli (OZDGEMM_MODULI=auto): the count is not known before the call; the
-// model assumes kAutoModuliEstimate (config.hpp) plus the choice's stream synchronisation;
-// kCertifiedModuli: that plus the certification's band GEMMs and passes.
-prediction predict_device(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
-                          bool reads_c);
-
-// Host-memory call: the CPU BLAS against PCIe transfers plus the emulation.
-prediction predict_host(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
-                        bool reads_c);
-
-struct decision {
+struct route {
   bool emulate;
-  const char* reason;  // static string, for logs and the exit summary
-  prediction predicted;
+  const char* reason;    // static string, for the decision line and the exit summary
+  prediction predicted;  // zero when the call was blocked
 };
 
-// The mode rules that do not need a GPU: native mode, emulate mode, auto mode's size floor and
-// the model. Callers check "can emulation serve this call at all" before.
-decision decide(const config& cfg, const prediction& p, int64_t m, int64_t n, int64_t k);
+enum class call_site { device, host };
+
+// blocked: why emulation cannot serve this call at all (no CUDA in this process, a handle
+// state the emulation does not serve, no GPU for host calls), or null. Otherwise the mode
+// rules: native mode, emulate mode, and in auto mode the size floor (OZDGEMM_MIN_DIM) and the
+// performance model with its margin (OZDGEMM_AUTO_MARGIN), for the site's model.
+route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
+                   int64_t k, bool reads_c);
 
 }  // namespace ozdgemm::detail

@@ -73,14 +73,14 @@ config load() {
   if (const char* v = env("OZDGEMM_MODULI")) {
     long long s = 0;
     if (parse_long(v, &s) && s >= kMinModuli && s <= kMaxModuli) {
-      c.num_moduli = static_cast<int>(s);
-    } else if (std::strcmp(v, "auto") == 0 || std::strcmp(v, "certified") == 0) {
-      c.moduli_auto = true;
-      c.moduli_certified = v[0] == 'c';
-      c.num_moduli = kAutoModuliEstimate;
+      c.moduli = moduli_setting::fixed(static_cast<int>(s));
+    } else if (std::strcmp(v, "auto") == 0) {
+      c.moduli = moduli_setting::automatic();
+    } else if (std::strcmp(v, "certified") == 0) {
+      c.moduli = moduli_setting::certified();
     } else {
       invalid("OZDGEMM_MODULI", v, "an integer in 2..20, auto or certified",
-              std::to_string(c.num_moduli));
+              std::to_string(c.moduli.count()));
     }
   }
   if (const char* v = env("OZDGEMM_ACCURACY")) {

@@ -44,22 +44,19 @@
 #include <vector>
 
 #include "core/moduli_choice.hpp"
+#include "core/moduli_setting.hpp"
 #include "core/scaling_rules.hpp"
-#include "engine/emulate.hpp"
 #include "engine/int8_gemm.hpp"
+#include "ozdgemm/ozdgemm.h"
 
 namespace ozdgemm::detail {
 
 enum class run_mode { automatic, emulate, native };
 
-// The moduli count OZDGEMM_MODULI=auto is assumed to need where one must be known before the
-// call (the performance model of decision.cpp): conservative, the
-// auto choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md, section 6).
-inline constexpr int kAutoModuliEstimate = 16;
-
 struct config {
   run_mode mode = run_mode::automatic;
-  int num_moduli = 14;
+  moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
+  accuracy_target accuracy{};  // the target of a per-call choice (OZDGEMM_ACCURACY)
   scaling_mode scaling = scaling_mode::accurate;
   std::string cpu_blas;  // empty: default search
   int device = -1;  // -1: unset (dispatch/device_select picks the GPU)
@@ -67,11 +64,7 @@ struct config {
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware
   long long host_tile = 0;     // 0: chosen by size
-  size_t max_workspace = 0;  // bytes; 0 = no cap (engine/handle_context.hpp)
-  // OZDGEMM_MODULI=auto (num_moduli is then kAutoModuliEstimate) and its target.
-  bool moduli_auto = false;
-  bool moduli_certified = false;  // OZDGEMM_MODULI=certified (moduli_auto is then set too)
-  accuracy_target accuracy{};
+  size_t max_workspace = 0;    // bytes; 0 = no cap (engine/handle_context.hpp)
 
   // Multi-GPU host path (host_path/offload.cpp). devices empty and all_devices false:
   // the single GPU of dispatch/device_select's rule.
@@ -86,11 +79,6 @@ struct config {
   // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
   int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;
 };
-
-// The engine's num_moduli for these settings: the fixed s, kAutoModuli or kCertifiedModuli.
-inline int engine_moduli(const config& c) {
-  return c.moduli_certified ? kCertifiedModuli : c.moduli_auto ? kAutoModuli : c.num_moduli;
-}
 
 // OZDGEMM_DEVICES's syntax: "all" (*all = true), or a comma list of GPU ordinals 0..1023 with
 // no spaces, signs or empty entries. Repeats are kept: each entry is one share of the workers.

@@ -337,7 +337,7 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
                                const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
-  const bool certified = call.num_moduli == kCertifiedModuli;
+  const bool certified = call.moduli.is_certified();
   const auto_bounds b = make_auto_bounds();
   unsigned long long* worst_a = L.worst;
   unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
@@ -406,29 +406,29 @@ int64_t row_block_from_env_value(const char* value) noexcept {
   return -1;
 }
 
-bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
-                               size_t* bytes, int8_gemm_backend gemm, int64_t row_block) noexcept {
-  const bool certified = num_moduli == kCertifiedModuli;
-  const bool automatic = num_moduli == kAutoModuli || certified;
-  const layout L = layout_for(nullptr, m, n, k, automatic ? kMaxModuli : num_moduli, mode,
-                              automatic, certified, resolve_int8_gemm(gemm), row_block);
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                               scaling_mode mode, size_t* bytes, int8_gemm_backend gemm,
+                               int64_t row_block) noexcept {
+  const layout L =
+      layout_for(nullptr, m, n, k, moduli.layout_count(), mode, moduli.chooses_per_call(),
+                 moduli.is_certified(), resolve_int8_gemm(gemm), row_block);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
 }
 
-size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
-                                 int8_gemm_backend gemm, int64_t row_block) {
+size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                                 scaling_mode mode, int8_gemm_backend gemm, int64_t row_block) {
   size_t bytes = 0;
-  if (!emulation_workspace_bytes(m, n, k, num_moduli, mode, &bytes, gemm, row_block))
+  if (!emulation_workspace_bytes(m, n, k, moduli, mode, &bytes, gemm, row_block))
     throw std::length_error("emulation workspace size overflows");
   return bytes;
 }
 
 int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* choice) {
   const gemm_problem& p = call.p;
-  const bool certified = call.num_moduli == kCertifiedModuli;
-  const bool automatic = call.num_moduli == kAutoModuli || certified;
+  const bool certified = call.moduli.is_certified();
+  const bool automatic = call.moduli.chooses_per_call();
   const bool fast = call.mode == scaling_mode::fast;
   if (call.reuse_a && !fast)
     throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
@@ -444,9 +444,9 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   }
   // Auto: the layout of s = 20 (its s-dependent arrays hold any s <= 20 at the same offsets,
   // plane t at t times the plane size), and the table of the chosen s once it is known.
-  const modulus_table* tb = automatic ? nullptr : &moduli_for(call.num_moduli);
+  const modulus_table* tb = automatic ? nullptr : &moduli_for(call.moduli.count());
   const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
-  const layout L = layout_for(workspace, p.m, p.n, p.k, automatic ? kMaxModuli : tb->s, call.mode,
+  const layout L = layout_for(workspace, p.m, p.n, p.k, call.moduli.layout_count(), call.mode,
                               automatic, certified, gemm, call.row_block);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;

@@ -16,6 +16,7 @@
 
 #include "core/gemm_problem.hpp"
 #include "core/moduli_choice.hpp"
+#include "core/moduli_setting.hpp"
 #include "core/scalar.hpp"
 #include "core/scaling_rules.hpp"
 #include "engine/int8_gemm.hpp"
@@ -49,28 +50,22 @@ gemm_batching gemm_batching_from_env_value(const char* value) noexcept;
 //   in [1, 2^31) -> that; anything else -> -1.
 int64_t row_block_from_env_value(const char* value) noexcept;
 
-// device_gemm::num_moduli for the automatic moduli count (= OZDGEMM_MODULI_AUTO). The scaling
-// pass also reduces the model's statistics (kernels/scaling.cuh); the 2 x 21 worst ratios come
-// back to the host in one small device-to-host copy followed by a stream synchronisation (s
-// fixes how many INT8 GEMMs are launched, so the host must know it before launching them);
-// the host runs choose_moduli (core/moduli_choice.hpp), the code the host reference runs, then
-// enqueues the exponents, residues, GEMMs and CRT for that s. The fixed-s path is untouched
-// and never synchronises. Not possible under stream capture (no synchronisation there): the
-// call then chooses nothing (s = 0) and says why.
-inline constexpr int kAutoModuli = 0;
-
-// device_gemm::num_moduli for the certified moduli count (= OZDGEMM_MODULI_CERTIFIED): as
-// kAutoModuli, but s is chosen on a proven per-element bound of the error instead of the
-// model (docs/accuracy.md section 11): magnitude-band planes of both operands, 6 INT8 GEMMs of
-// depth k for a lower bound of |A||B| per element (kernels/certify.cuh), and the worst ratio of
-// every s over all of C. Then |C - AB| <= target |A||B| + u |C| holds element by element for
-// every input; the price is those GEMMs and, per block of rows, an m x n pass.
-inline constexpr int kCertifiedModuli = -1;
+// device_gemm::moduli chosen per call (moduli_setting::automatic / certified): the scaling
+// pass also reduces the statistics of the choice (kernels/scaling.cuh) and, certified, the
+// per-element bound's band GEMMs (kernels/certify.cuh); the worst ratios of every s come back to
+// the host in one small device-to-host copy followed by a stream synchronisation (s fixes how
+// many INT8 GEMMs are launched, so the host must know it before launching them); the host runs
+// choose_moduli (core/moduli_choice.hpp), the code the host reference runs, then enqueues the
+// exponents, residues, GEMMs and CRT for that s. A fixed s never synchronises. A choice is not
+// possible under stream capture (no synchronisation there): the call then chooses nothing
+// (s = 0) and says why. Certified: |C - AB| <= target |A||B| + u |C| element by element for
+// every input (docs/accuracy.md), at the price of 6 INT8 GEMMs of depth k and, per block of
+// rows, an m x n pass.
 
 struct device_gemm {
   gemm_problem p;  // device pointers; m, n, k > 0
   scalar_arg alpha, beta;
-  int num_moduli;
+  moduli_setting moduli;
   scaling_mode mode;
   cudaStream_t stream;
   cublasHandle_t int8_handle;  // private handle bound to `stream`
@@ -81,7 +76,7 @@ struct device_gemm {
   // scaling only: there each row's exponent depends on that row alone, so the result is
   // bit-identical to one call over all columns. The host path's column tiles use it.
   bool reuse_a = false;
-  // Read only when num_moduli is kAutoModuli or kCertifiedModuli.
+  // Read only when moduli.chooses_per_call().
   accuracy_target target{};
   // Which backend runs the INT8 GEMMs (engine/int8_gemm.hpp); `setting` is resolved once per
   // call. The workspace must have been sized for the same backend (it adds the lt backend's
@@ -92,23 +87,25 @@ struct device_gemm {
   int64_t row_block = 0;
 };
 
-// Workspace the call needs, in bytes (kAutoModuli: the workspace of s = 20 plus the model's
-// arrays; the choice comes after the scaling pass, whose results must stay where they are;
-// kCertifiedModuli: that plus the certification's arrays).
+// Workspace the call needs, in bytes (a per-call choice: the workspace of s = 20 plus the
+// choice's arrays, since the choice comes after the scaling pass, whose results must stay where
+// they are; certified: also the certification's arrays).
 // The sizes may come from callers: false when the count overflows (or exceeds PTRDIFF_MAX),
 // checked before anything is allocated. `gemm` is the call's INT8 GEMM backend (`setting`:
 // the process-wide one now): the lt backend's workspace comes last, after every other array,
 // so the cublas layout is unchanged and A's arrays keep their offsets (reuse_a).
-bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
-                               size_t* bytes, int8_gemm_backend gemm = int8_gemm_backend::setting,
+bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                               scaling_mode mode, size_t* bytes,
+                               int8_gemm_backend gemm = int8_gemm_backend::setting,
                                int64_t row_block = 0) noexcept;
 // The same for sizes known to fit; throws std::length_error when they do not.
-size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, scaling_mode mode,
+size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                                 scaling_mode mode,
                                  int8_gemm_backend gemm = int8_gemm_backend::setting,
                                  int64_t row_block = 0);
 
-// Enqueues the whole pipeline and returns the moduli count used: call.num_moduli, or for
-// kAutoModuli / kCertifiedModuli the chosen s, or 0 when no s in [2, 20] meets call.target (or the
+// Enqueues the whole pipeline and returns the moduli count used: the fixed s, or the chosen
+// one, or 0 when no s in [2, 20] meets call.target (or the
 // stream is being captured): then only the scaling statistics were enqueued, C is untouched and the
 // caller must run native DGEMM. `choice` (optional) receives the chooser's record (predicted error,
 // target, why). Throws cuda_error / cublas_error on failure.

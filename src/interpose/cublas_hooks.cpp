@@ -13,12 +13,13 @@
 #include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
 #include "common/cublas_api.hpp"
-#include "engine/emulate.hpp"
-#include "engine/handle_context.hpp"
 #include "dispatch/call_log.hpp"
-#include "dispatch/settings.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/process_state.hpp"
+#include "dispatch/settings.hpp"
+#include "engine/emulate.hpp"
+#include "engine/handle_context.hpp"
+#include "engine/run.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 #include "ozdgemm/ozdgemm.h"
@@ -50,6 +51,7 @@ struct device_request {
 
 // Why emulation cannot serve this call at all, or nullptr.
 const char* unsupported(const device_request& r) {
+  if (!cuda_usable_in_this_process()) return cuda_unusable_reason();  // touch no CUDA state
   if (r.handle == nullptr) return "null handle";
   if (r.m <= 0 || r.n <= 0 || r.k <= 0) return "empty or invalid sizes";
   cublasMath_t math = CUBLAS_DEFAULT_MATH;
@@ -60,93 +62,70 @@ const char* unsupported(const device_request& r) {
   return nullptr;
 }
 
-// Why the workspace this call needs cannot be had, or nullptr (engine/handle_context.hpp:
-// OZDGEMM_MAX_WORKSPACE, a graph capture before the workspace is large enough, 90% of the
-// free device memory). Such a call goes native up front, with its reason on the decision line.
-const char* workspace_unavailable(const device_request& r, const config& cfg) {
-  const size_t bytes = emulation_workspace_bytes(r.m, r.n, r.k, engine_moduli(cfg), cfg.scaling);
-  cudaStream_t stream = nullptr;
-  if (cublas_get_stream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS) return "unreadable handle";
-  return workspace_refusal(r.handle, stream, bytes);
+ozdgemm_options_t engine_options(const config& cfg) {
+  const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
+                       : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
+                                                                  : OZDGEMM_ACCURACY_NATIVE;
+  const int moduli = cfg.moduli.is_fixed()       ? cfg.moduli.count()
+                     : cfg.moduli.is_certified() ? OZDGEMM_MODULI_CERTIFIED
+                                                 : OZDGEMM_MODULI_AUTO;
+  return ozdgemm_options_t{
+      moduli, cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
+      accuracy};
 }
 
-// Runs the emulation or `native()` (a callable forwarding the original call).
+// Runs the emulation or `native()` (a callable forwarding the original call), and logs the
+// outcome once.
 template <class Native>
 cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
   // The library's own native fallback (api/dgemm_internal.hpp) also comes through here.
   if (inside_interception() || in_native_fallback()) return native();
   interception_scope scope;
   const auto t0 = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  call_record rec{r.entry, r.m, r.n, r.k, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   try {
-    if (!cuda_usable_in_this_process()) {  // touch none of the library's CUDA state
-      const cublasStatus_t st = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, cuda_unusable_reason(), 0, 0, 0,
-                seconds()});
-      return st;
+    const char* blocked = unsupported(r);
+    const config* cfg = blocked == nullptr ? &settings() : nullptr;
+    const route rt = blocked != nullptr
+                         ? route{false, blocked, {0.0, 0.0}}
+                         : decide_route(*cfg, call_site::device, nullptr, r.m, r.n, r.k, true);
+    rec.reason = rt.reason;
+    rec.predicted_native_ms = rt.predicted.native_ms;
+    rec.predicted_emulated_ms = rt.predicted.emulated_ms;
+    bool served = false;
+    if (rt.emulate) {
+      device_result d;
+      const ozdgemm_status_t est = guarded("ozdgemm_dgemm", [&] {
+        d = dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
+                         r.beta, r.c, r.ldc, engine_options(*cfg), false);
+        return d.status;
+      });
+      if (est == OZDGEMM_STATUS_SUCCESS && d.s != 0) {
+        served = true;
+        rec.result = outcome::emulated;
+        rec.num_moduli = d.s;
+      } else if (d.not_emulated != nullptr) {  // declined by the choice, or refused up front
+        rec.reason = d.not_emulated;
+      } else if (est == OZDGEMM_STATUS_INVALID_VALUE) {  // cuBLAS states the exact status
+        rec.reason = "invalid arguments";
+        rec.predicted_native_ms = rec.predicted_emulated_ms = 0.0;
+      } else {
+        logger().warn("{}: emulation failed ({}); running the native routine", r.entry,
+                      ozdgemm_status_string(est));
+        rec.result = outcome::fallback;
+        rec.reason = ozdgemm_status_string(est);
+      }
     }
-    const config& cfg = settings();
-    prediction pred{0.0, 0.0};
-    if (const char* why = unsupported(r)) {
-      const cublasStatus_t st = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0, 0, seconds()});
-      return st;
-    }
-    pred = predict_device(r.m, r.n, r.k, engine_moduli(cfg), cfg.scaling, true);
-    const decision d = decide(cfg, pred, r.m, r.n, r.k);
-    if (!d.emulate) {
-      const cublasStatus_t st = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, d.reason, 0, pred.native_ms,
-                pred.emulated_ms, seconds()});
-      return st;
-    }
-    if (const char* why = workspace_unavailable(r, cfg)) {
-      const cublasStatus_t st = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, pred.native_ms,
-                pred.emulated_ms, seconds()});
-      return st;
-    }
-    const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
-                         : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
-                                                                    : OZDGEMM_ACCURACY_NATIVE;
-    const ozdgemm_options_t opts{
-        engine_moduli(cfg),
-        cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
-        accuracy};
-    // The moduli count that ran comes back for the log (auto chooses it per call); 0: auto
-    // found no s that meets the target and enqueued nothing that touches C.
-    int s_used = 0;
-    const ozdgemm_status_t st = guarded("ozdgemm_dgemm", [&] {
-      return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                          r.beta, r.c, r.ldc, opts, false, &s_used);
-    });
-    if (st == OZDGEMM_STATUS_SUCCESS && s_used == 0) {
-      const cublasStatus_t nst = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, kAutoModuliDeclined, 0, pred.native_ms,
-                pred.emulated_ms, seconds()});
-      return nst;
-    }
-    if (st == OZDGEMM_STATUS_SUCCESS) {
-      log_call({r.entry, r.m, r.n, r.k, outcome::emulated, d.reason, s_used, pred.native_ms,
-                pred.emulated_ms, seconds()});
-      return CUBLAS_STATUS_SUCCESS;
-    }
-    if (st == OZDGEMM_STATUS_INVALID_VALUE) {  // cuBLAS states the exact status
-      const cublasStatus_t nst = native();
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, "invalid arguments", 0, 0, 0, seconds()});
-      return nst;
-    }
-    logger().warn("{}: emulation failed ({}); running the native routine", r.entry,
-                  ozdgemm_status_string(st));
-    const cublasStatus_t nst = native();
-    log_call({r.entry, r.m, r.n, r.k, outcome::fallback, ozdgemm_status_string(st), 0,
-              pred.native_ms, pred.emulated_ms, seconds()});
-    return nst;
+    if (!served) st = native();
   } catch (...) {
-    return native();
+    st = native();
+    rec.result = outcome::fallback;
+    rec.reason = "internal error";
   }
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log_call(rec);
+  return st;
 }
 
 // The stream legacy handle-less calls run on: the legacy default stream unless the

@@ -99,11 +99,13 @@ TEST(Int8GemmSetting, EmulationWorkspaceCountsTheLtWorkspace) {
   using detail::scaling_mode;
   struct dims {
     int64_t m, n, k;
-    int s;
+    detail::moduli_setting s;
   };
   for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
-    for (const dims& d : {dims{300, 200, 500, 14}, dims{5, 3, 131056 + 77, 16},
-                          dims{4096, 4096, 4096, 14}, dims{100, 100, 100, detail::kAutoModuli}}) {
+    for (const dims& d : {dims{300, 200, 500, detail::moduli_setting::fixed(14)},
+                          dims{5, 3, 131056 + 77, detail::moduli_setting::fixed(16)},
+                          dims{4096, 4096, 4096, detail::moduli_setting::fixed(14)},
+                          dims{100, 100, 100, detail::moduli_setting::automatic()}}) {
       const size_t cublas = detail::emulation_workspace_bytes(d.m, d.n, d.k, d.s, mode,
                                                               int8_gemm_backend::cublas);
       const size_t lt =
@@ -124,7 +126,8 @@ TEST(Int8GemmSetting, EmulationWorkspaceCountsTheLtWorkspace) {
   // Sizes that cannot be counted stay refused with the lt share.
   size_t bytes = 0;
   const int64_t huge = int64_t{1} << 62;
-  EXPECT_FALSE(detail::emulation_workspace_bytes(huge, huge, 1, 2, scaling_mode::fast, &bytes,
+  EXPECT_FALSE(detail::emulation_workspace_bytes(huge, huge, 1, detail::moduli_setting::fixed(2),
+                                                 scaling_mode::fast, &bytes,
                                                  int8_gemm_backend::lt));
 }
 

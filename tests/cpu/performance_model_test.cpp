@@ -1,4 +1,4 @@
-// The auto-mode performance model (dispatch/decision.cpp, docs/performance_model.md) against
+// The auto-mode performance model (dispatch/performance_model.cpp, docs/performance.md) against
 // the H200 measurements it is calibrated on: the full sweep at 58bc1ab
 // (bench/results/2026-11-30_h200_58bc1ab_overlap/sweep/bench.csv, cuBLASLt backend, phi = 0.5
 // and 4, s = 14, 15, 16, 18, both scaling modes, n >= 2048). These are recorded
@@ -115,8 +115,12 @@ TEST(PerformanceModel, NeverPicksASlowerEmulationAndTakesLargeGains) {
   for (const measured& r : kSweep58bc1ab) {
     const detail::scaling_mode mode =
         r.accurate ? detail::scaling_mode::accurate : detail::scaling_mode::fast;
-    const detail::prediction p = detail::predict_device(r.m, r.n, r.k, r.s, mode, false);
-    const detail::decision d = detail::decide(cfg, p, r.m, r.n, r.k);
+    detail::config c = cfg;
+    c.moduli = detail::moduli_setting::fixed(r.s);
+    c.scaling = mode;
+    const detail::route d =
+        detail::decide_route(c, detail::call_site::device, nullptr, r.m, r.n, r.k, false);
+    const detail::prediction& p = d.predicted;
     const double speedup = r.native_ms / r.emulated_ms;
     SCOPED_TRACE(testing::Message()
                  << r.m << "x" << r.n << "x" << r.k << " s=" << r.s

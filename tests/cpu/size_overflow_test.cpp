@@ -119,13 +119,20 @@ TEST(CheckedMath, WorkspaceAndScratchSizesRefuseOverflow) {
   using detail::scaling_mode;
   size_t b = 0;
   for (auto mode : {scaling_mode::fast, scaling_mode::accurate}) {
-    ASSERT_TRUE(detail::emulation_workspace_bytes(100, 200, 300, 14, mode, &b));
+    ASSERT_TRUE(detail::emulation_workspace_bytes(100, 200, 300, detail::moduli_setting::fixed(14),
+                                                  mode, &b));
     EXPECT_GE(b, size_t{14} * 112 * 304 + size_t{14} * 208 * 304 + size_t{4} * 14 * 112 * 208);
-    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxDim, 16, kBigK, 14, mode, &b));
-    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxDim, kMaxDim, kMaxDim, 20, mode, &b));
-    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxI64, 1, 1, 2, mode, &b));
-    EXPECT_FALSE(detail::emulation_workspace_bytes(-1, 1, 1, 2, mode, &b));
-    EXPECT_THROW(detail::emulation_workspace_bytes(kTwo62, kTwo62, 1, 2, mode), std::length_error);
+    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxDim, 16, kBigK,
+                                                   detail::moduli_setting::fixed(14), mode, &b));
+    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxDim, kMaxDim, kMaxDim,
+                                                   detail::moduli_setting::fixed(20), mode, &b));
+    EXPECT_FALSE(detail::emulation_workspace_bytes(kMaxI64, 1, 1, detail::moduli_setting::fixed(2),
+                                                   mode, &b));
+    EXPECT_FALSE(
+        detail::emulation_workspace_bytes(-1, 1, 1, detail::moduli_setting::fixed(2), mode, &b));
+    EXPECT_THROW(detail::emulation_workspace_bytes(kTwo62, kTwo62, 1,
+                                                   detail::moduli_setting::fixed(2), mode),
+                 std::length_error);
   }
   ASSERT_TRUE(detail::reference_scratch_bytes(10, 20, 30, 14, &b));
   EXPECT_EQ(b, size_t{10 * 30 + 20 * 30 + 14 * 10 * 30 + 14 * 20 * 30 + 8 * 10 * 20});

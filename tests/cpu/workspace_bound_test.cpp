@@ -24,7 +24,8 @@ double peer_bound(int64_t m, int64_t n, int64_t k, int s) {
 
 size_t bytes(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, int8_gemm_backend gemm,
              int64_t row_block = 0) {
-  return detail::emulation_workspace_bytes(m, n, k, s, mode, gemm, row_block);
+  return detail::emulation_workspace_bytes(m, n, k, detail::moduli_setting::fixed(s), mode, gemm,
+                                           row_block);
 }
 
 TEST(WorkspaceBound, LargeShapesFitThePeersBound) {

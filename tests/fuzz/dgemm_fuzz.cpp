@@ -277,7 +277,10 @@ void fuzz_argument_checks(reader& r) {
 void fuzz_decision(reader& r) {
   d::config c;
   c.mode = static_cast<d::run_mode>(r.u8() % 3);
-  c.num_moduli = 2 + r.u8() % 19;
+  const int pick = r.u8() % 21;  // 2..20 fixed, 0 auto, 1 certified
+  c.moduli = pick == 0   ? d::moduli_setting::automatic()
+             : pick == 1 ? d::moduli_setting::certified()
+                         : d::moduli_setting::fixed(pick);
   c.scaling = r.u8() % 2 ? d::scaling_mode::fast : d::scaling_mode::accurate;
   c.auto_margin = (r.u8() % 100) / 100.0;  // config accepts [0, 1)
   const int64_t floor_choice = pick_size(r);
@@ -290,11 +293,10 @@ void fuzz_decision(reader& r) {
   };
   const int64_t m = dim(), n = dim(), k = dim();
   const bool reads_c = r.u8() % 2;
-  const d::prediction pd = d::predict_device(m, n, k, c.num_moduli, c.scaling, reads_c);
-  const d::prediction ph = d::predict_host(m, n, k, c.num_moduli, c.scaling, reads_c);
-  for (const d::prediction& p : {pd, ph}) {
+  for (const d::call_site site : {d::call_site::device, d::call_site::host}) {
+    const d::route dec = d::decide_route(c, site, nullptr, m, n, k, reads_c);
+    const d::prediction& p = dec.predicted;
     FUZZ_EXPECT(p.native_ms >= 0 && p.emulated_ms >= 0);  // also false for NaN
-    const d::decision dec = d::decide(c, p, m, n, k);
     FUZZ_EXPECT(dec.reason != nullptr && dec.reason[0] != '\0');
     switch (c.mode) {
       case d::run_mode::native: FUZZ_EXPECT(!dec.emulate); break;

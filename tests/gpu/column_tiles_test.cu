@@ -48,7 +48,8 @@ TEST_F(GpuTest, ColumnTilesReusingAMatchOneCallBitwise) {
       ha[ha.size() / 2] = std::numeric_limits<double>::quiet_NaN();
     }
     device_buffer<double> a(ha), b(hb), whole(hc), tiled(hc);
-    const size_t bytes = emulation_workspace_bytes(tc.m, tc.n, tc.k, s, scaling_mode::fast);
+    const size_t bytes =
+        emulation_workspace_bytes(tc.m, tc.n, tc.k, moduli_setting::fixed(s), scaling_mode::fast);
     device_buffer<char> ws(bytes);
     ASSERT_NE(ws.ptr, nullptr);
 
@@ -56,8 +57,14 @@ TEST_F(GpuTest, ColumnTilesReusingAMatchOneCallBitwise) {
       const double* b_tile = tc.opb == op_kind::n ? b.ptr + j0 * rows_b : b.ptr + j0;
       const gemm_problem p{tc.m, width, tc.k, operand_a(tc.opa, a.ptr, rows_a),
                            operand_b(tc.opb, b_tile, rows_b), c + j0 * tc.m, tc.m};
-      device_gemm d{p, scalar_arg{nullptr, 1.5}, scalar_arg{nullptr, tc.beta}, s,
-                    scaling_mode::fast, nullptr, handle_, nullptr};
+      device_gemm d{p,
+                    scalar_arg{nullptr, 1.5},
+                    scalar_arg{nullptr, tc.beta},
+                    moduli_setting::fixed(s),
+                    scaling_mode::fast,
+                    nullptr,
+                    handle_,
+                    nullptr};
       d.reuse_a = reuse_a;
       enqueue_emulation(d, ws.ptr);
     };
@@ -81,11 +88,18 @@ TEST_F(GpuTest, ColumnTilesReusingAMatchOneCallBitwise) {
 
 TEST_F(GpuTest, ReuseOfAIsRefusedWithAccurateScaling) {
   device_buffer<double> a(16 * 16), b(16 * 16), c(16 * 16);
-  device_buffer<char> ws(emulation_workspace_bytes(16, 16, 16, 8, scaling_mode::accurate));
+  device_buffer<char> ws(
+      emulation_workspace_bytes(16, 16, 16, moduli_setting::fixed(8), scaling_mode::accurate));
   const gemm_problem p{16, 16, 16, operand_a(op_kind::n, a.ptr, 16),
                        operand_b(op_kind::n, b.ptr, 16), c.ptr, 16};
-  device_gemm d{p, scalar_arg{nullptr, 1.0}, scalar_arg{nullptr, 0.0}, 8,
-                scaling_mode::accurate, nullptr, handle_, nullptr};
+  device_gemm d{p,
+                scalar_arg{nullptr, 1.0},
+                scalar_arg{nullptr, 0.0},
+                moduli_setting::fixed(8),
+                scaling_mode::accurate,
+                nullptr,
+                handle_,
+                nullptr};
   d.reuse_a = true;
   EXPECT_THROW(enqueue_emulation(d, ws.ptr), std::invalid_argument);
 }

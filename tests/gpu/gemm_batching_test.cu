@@ -16,11 +16,19 @@ std::vector<double> run(cublasHandle_t h, gemm_batching batching, scaling_mode m
                         const std::vector<double>& hb) {
   device_buffer<double> a(ha), b(hb), c(m * n);
   void* ws = nullptr;
-  EXPECT_EQ(cudaMalloc(&ws, emulation_workspace_bytes(m, n, k, 16, mode)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&ws, emulation_workspace_bytes(m, n, k, moduli_setting::fixed(16), mode)),
+            cudaSuccess);
   const gemm_problem p{m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::t, b.ptr, n),
                        c.ptr, m};
-  device_gemm call{p, scalar_arg{nullptr, 1.0}, scalar_arg{nullptr, 0.0}, 16, mode, nullptr, h,
-                   nullptr, batching};
+  device_gemm call{p,
+                   scalar_arg{nullptr, 1.0},
+                   scalar_arg{nullptr, 0.0},
+                   moduli_setting::fixed(16),
+                   mode,
+                   nullptr,
+                   h,
+                   nullptr,
+                   batching};
   enqueue_emulation(call, ws);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   cudaFree(ws);

@@ -146,12 +146,20 @@ std::vector<double> run_engine(cublasHandle_t h, int8_gemm_backend backend,
                                int64_t k, const std::vector<double>& ha,
                                const std::vector<double>& hb) {
   device_buffer<double> a(ha), b(hb), c(m * n);
-  device_buffer<char> ws(emulation_workspace_bytes(m, n, k, 16, mode, backend));
+  device_buffer<char> ws(
+      emulation_workspace_bytes(m, n, k, moduli_setting::fixed(16), mode, backend));
   EXPECT_NE(ws.ptr, nullptr);
   const gemm_problem p{m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::t, b.ptr, n),
                        c.ptr, m};
-  device_gemm call{p, scalar_arg{nullptr, 1.0}, scalar_arg{nullptr, 0.0}, 16, mode, nullptr, h,
-                   nullptr, batching};
+  device_gemm call{p,
+                   scalar_arg{nullptr, 1.0},
+                   scalar_arg{nullptr, 0.0},
+                   moduli_setting::fixed(16),
+                   mode,
+                   nullptr,
+                   h,
+                   nullptr,
+                   batching};
   call.int8_gemm = backend;
   EXPECT_EQ(enqueue_emulation(call, ws.ptr), 16);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -372,11 +380,10 @@ TEST_F(GpuTest, LtWorkspaceIsCountedByTheWorkspaceCap) {
   api_inputs in(t);
   const auto ref = run_api(handle_, int8_gemm_backend::cublas, t, in);
   ozdgemm_release_handle(handle_);  // the workspace grows from nothing below
-  const size_t need_cublas =
-      emulation_workspace_bytes(t.m, t.n, t.k, t.s, scaling_mode::accurate,
-                                int8_gemm_backend::cublas);
-  const size_t need_lt = emulation_workspace_bytes(t.m, t.n, t.k, t.s, scaling_mode::accurate,
-                                                   int8_gemm_backend::lt);
+  const size_t need_cublas = emulation_workspace_bytes(
+      t.m, t.n, t.k, moduli_setting::fixed(t.s), scaling_mode::accurate, int8_gemm_backend::cublas);
+  const size_t need_lt = emulation_workspace_bytes(t.m, t.n, t.k, moduli_setting::fixed(t.s),
+                                                   scaling_mode::accurate, int8_gemm_backend::lt);
   ASSERT_GT(need_lt, need_cublas);
   set_int8_gemm_setting(int8_gemm_backend::lt);
   set_workspace_cap(need_lt - 1);

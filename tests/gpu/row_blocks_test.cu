@@ -22,7 +22,7 @@ using namespace ozdgemm::detail;
 struct block_case {
   int64_t m, n, k;
   op_kind opa;
-  int s;  // kAutoModuli: automatic; kCertifiedModuli: certified
+  moduli_setting moduli;
   scaling_mode mode;
   gemm_batching batching;
   double alpha, beta;
@@ -34,7 +34,9 @@ class RowBlocks : public GpuTest, public ::testing::WithParamInterface<block_cas
 TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
   const block_case tc = GetParam();
   const int64_t m = tc.m, n = tc.n, k = tc.k;
-  std::mt19937_64 g(77 + m + n + k + tc.s);
+  // The C API's codes of the moduli setting (OZDGEMM_MODULI_AUTO 0, _CERTIFIED -1) seed the data.
+  const int code = tc.moduli.is_fixed() ? tc.moduli.count() : tc.moduli.is_certified() ? -1 : 0;
+  std::mt19937_64 g(77 + m + n + k + code);
   std::normal_distribution<double> nd;
   // op(A) m x k stored as A (m x k, lda = m) or A^T (k x m, lda = k); op(B) = B (k x n).
   const bool ta = tc.opa == op_kind::t;
@@ -52,10 +54,10 @@ TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
   const gemm_problem hp{
       m,          n, k, operand_a(tc.opa, ha.data(), lda), operand_b(op_kind::n, hb.data(), k),
       ref.data(), m};
-  int s = tc.s;
-  if (s == kAutoModuli || s == kCertifiedModuli) {
+  int s = tc.moduli.count();
+  if (tc.moduli.chooses_per_call()) {
     const moduli_choice c =
-        reference_dgemm_auto(hp, tc.alpha, tc.beta, tc.mode, {}, s == kCertifiedModuli);
+        reference_dgemm_auto(hp, tc.alpha, tc.beta, tc.mode, {}, tc.moduli.is_certified());
     ASSERT_NE(c.s, 0) << c.why;
     s = c.s;
   } else {
@@ -63,15 +65,15 @@ TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
   }
 
   device_buffer<double> a(ha), b(hb), c(hc);
-  device_buffer<char> ws(
-      emulation_workspace_bytes(m, n, k, tc.s, tc.mode, int8_gemm_backend::setting, tc.row_block));
+  device_buffer<char> ws(emulation_workspace_bytes(m, n, k, tc.moduli, tc.mode,
+                                                   int8_gemm_backend::setting, tc.row_block));
   const gemm_problem p{m,     n, k, operand_a(tc.opa, a.ptr, lda), operand_b(op_kind::n, b.ptr, k),
                        c.ptr, m};
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
   device_gemm call{p,
                    scalar_arg{nullptr, tc.alpha},
                    scalar_arg{nullptr, tc.beta},
-                   tc.s,
+                   tc.moduli,
                    tc.mode,
                    nullptr,
                    handle_,
@@ -98,26 +100,26 @@ TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, RowBlocks,
-    ::testing::Values(block_case{130, 70, 300, op_kind::n, 14, scaling_mode::fast,
-                                 gemm_batching::batched, 1.0, 0.0, 48},
-                      block_case{130, 70, 300, op_kind::t, 14, scaling_mode::accurate,
-                                 gemm_batching::looped, -1.5, 0.25, 32},
-                      block_case{100, 33, 300, op_kind::n, 9, scaling_mode::accurate,
-                                 gemm_batching::batched, 0.75, 1.0, 32},
-                      block_case{120, 20, 131056 + 77, op_kind::t, 14, scaling_mode::fast,
-                                 gemm_batching::looped, 1.0, 0.5,
+    ::testing::Values(block_case{130, 70, 300, op_kind::n, moduli_setting::fixed(14),
+                                 scaling_mode::fast, gemm_batching::batched, 1.0, 0.0, 48},
+                      block_case{130, 70, 300, op_kind::t, moduli_setting::fixed(14),
+                                 scaling_mode::accurate, gemm_batching::looped, -1.5, 0.25, 32},
+                      block_case{100, 33, 300, op_kind::n, moduli_setting::fixed(9),
+                                 scaling_mode::accurate, gemm_batching::batched, 0.75, 1.0, 32},
+                      block_case{120, 20, 131056 + 77, op_kind::t, moduli_setting::fixed(14),
+                                 scaling_mode::fast, gemm_batching::looped, 1.0, 0.5,
                                  48},  // two k-blocks, folds per row block
-                      block_case{96, 40, 200, op_kind::n, kAutoModuli, scaling_mode::fast,
-                                 gemm_batching::batched, 1.0, 0.0, 32},
-                      block_case{96, 40, 200, op_kind::t, kAutoModuli, scaling_mode::accurate,
-                                 gemm_batching::looped, 1.0, 0.0, 32},
+                      block_case{96, 40, 200, op_kind::n, moduli_setting::automatic(),
+                                 scaling_mode::fast, gemm_batching::batched, 1.0, 0.0, 32},
+                      block_case{96, 40, 200, op_kind::t, moduli_setting::automatic(),
+                                 scaling_mode::accurate, gemm_batching::looped, 1.0, 0.0, 32},
                       // The certified count: its band GEMMs and bound per block of rows, rows
                       // with NaN / Inf left out, and two k-blocks.
-                      block_case{96, 40, 200, op_kind::n, kCertifiedModuli, scaling_mode::fast,
-                                 gemm_batching::batched, 1.0, 0.0, 32},
-                      block_case{96, 40, 200, op_kind::t, kCertifiedModuli, scaling_mode::accurate,
-                                 gemm_batching::looped, -1.0, 0.5, 32},
-                      block_case{120, 20, 131056 + 77, op_kind::t, kCertifiedModuli,
+                      block_case{96, 40, 200, op_kind::n, moduli_setting::certified(),
+                                 scaling_mode::fast, gemm_batching::batched, 1.0, 0.0, 32},
+                      block_case{96, 40, 200, op_kind::t, moduli_setting::certified(),
+                                 scaling_mode::accurate, gemm_batching::looped, -1.0, 0.5, 32},
+                      block_case{120, 20, 131056 + 77, op_kind::t, moduli_setting::certified(),
                                  scaling_mode::fast, gemm_batching::looped, 1.0, 0.5, 48}),
     [](const ::testing::TestParamInfo<block_case>& i) { return "case" + std::to_string(i.index); });
 

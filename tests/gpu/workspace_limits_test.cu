@@ -35,7 +35,8 @@ TEST_F(GpuTest, WorkspaceCapRefusesThenRecovers) {
   const double one = 1.0, half = 0.5;
   ozdgemm::options o;
   const size_t need = ozdgemm::detail::emulation_workspace_bytes(
-      n, n, n, o.num_moduli, ozdgemm::detail::scaling_mode::accurate);
+      n, n, n, ozdgemm::detail::moduli_setting::fixed(o.num_moduli),
+      ozdgemm::detail::scaling_mode::accurate);
   cudaStream_t s1, s2;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -75,7 +76,8 @@ TEST_F(GpuTest, WorkspaceNeverTakesMostOfTheFreeMemory) {
   ozdgemm::options o;
   auto bytes = [&](int64_t m) {
     return static_cast<double>(ozdgemm::detail::emulation_workspace_bytes(
-        m, m, 16, o.num_moduli, ozdgemm::detail::scaling_mode::accurate));
+        m, m, 16, ozdgemm::detail::moduli_setting::fixed(o.num_moduli),
+        ozdgemm::detail::scaling_mode::accurate));
   };
   // The workspace grows with m (mostly s m^2 4 bytes of INT32 products): bisect for ~95%.
   int64_t lo = 16, hi = int64_t{1} << 20;

@@ -23,7 +23,7 @@ int main() {
   std::printf("secure=%d\n", secure_execution() ? 1 : 0);
   const config& c = settings();
   std::printf("mode=%s\n", to_string(c.mode));
-  std::printf("moduli=%d\n", c.num_moduli);
+  std::printf("moduli=%d\n", c.moduli.count());
   std::printf("cpu_blas=%s\n", c.cpu_blas.c_str());
   logger().info("probe: info message");
   logger().warn("probe: warn message");

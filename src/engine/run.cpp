@@ -1,0 +1,64 @@
+#include "engine/run.hpp"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "common/error.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
+// A per-call choice synchronises the stream, which a stream under capture cannot do: such a
+// call is turned away before anything else, the workspace included (it may not grow there).
+bool decline_under_capture(const device_gemm& call, run_outcome* out) {
+  if (!call.moduli.chooses_per_call() || !capturing(call.stream)) return false;
+  out->declined = kChoiceUnderCapture;
+  out->choice.why = "the choice needs a host synchronisation and the stream is being captured";
+  return true;
+}
+
+// Held from begin() to end(): one call's enqueue on the context, sized once.
+run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx.mutex());
+  ctx.begin(call.stream);
+  void* ws = ctx.workspace(bytes);
+  call.int8_handle = ctx.cublas();
+  run_outcome out;
+  out.s = enqueue_emulation(call, ws, &out.choice);
+  ctx.end();
+  if (out.s == 0) out.declined = kNoModuliMeetsTarget;
+  return out;
+}
+
+}  // namespace
+
+bool size_workspace(device_gemm* call, size_t* bytes) noexcept {
+  call->int8_gemm = resolve_int8_gemm(call->int8_gemm);
+  return emulation_workspace_bytes(call->p.m, call->p.n, call->p.k, call->moduli, call->mode, bytes,
+                                   call->int8_gemm, call->row_block);
+}
+
+run_outcome run_for_handle(cublasHandle_t caller, const device_gemm& call, size_t bytes) {
+  run_outcome out;
+  if (decline_under_capture(call, &out)) return out;
+  if ((out.refused = workspace_refusal(caller, call.stream, bytes)) != nullptr) return out;
+  const std::shared_ptr<handle_context> ctx = context_for(caller);
+  return enqueue_on(*ctx, call, bytes);
+}
+
+run_outcome run_on_context(handle_context& ctx, device_gemm call) {
+  run_outcome out;
+  if (decline_under_capture(call, &out)) return out;
+  size_t bytes = 0;
+  if (!size_workspace(&call, &bytes)) throw std::length_error("emulation workspace size overflows");
+  return enqueue_on(ctx, call, bytes);
+}
+
+}  // namespace ozdgemm::detail
