@@ -19,25 +19,8 @@
 namespace ozdgemm::detail {
 namespace {
 
-bool parse_op(cublasOperation_t op, op_kind* out) {
-  switch (op) {
-    case CUBLAS_OP_N: *out = op_kind::n; return true;
-    case CUBLAS_OP_T:
-    case CUBLAS_OP_C: *out = op_kind::t; return true;  // real data: C == T
-    default: return false;
-  }
-}
-
-
-// cublasDgemm's rules: sizes >= 0, lda >= max(1, rows of A as stored), likewise ldb, ldc.
-bool valid_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_t lda,
-                 int64_t ldb, int64_t ldc) {
-  if (m < 0 || n < 0 || k < 0) return false;
-  const int64_t rows_a = oa == op_kind::n ? m : k;
-  const int64_t rows_b = ob == op_kind::n ? k : n;
-  return lda >= std::max<int64_t>(1, rows_a) && ldb >= std::max<int64_t>(1, rows_b) &&
-         ldc >= std::max<int64_t>(1, m);
-}
+static_assert(CUBLAS_OP_N == 0 && CUBLAS_OP_T == 1 && CUBLAS_OP_C == 2,
+              "parse_op's cuBLAS spelling (core/gemm_problem.hpp)");
 
 // OZDGEMM_MODULI_AUTO's target from options.accuracy; false for an invalid value.
 bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
@@ -119,9 +102,8 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   accuracy_target target;
   if (!valid_options(options, &moduli, &target)) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   op_kind oa, ob;
-  if (!parse_op(transa, &oa) || !parse_op(transb, &ob) ||
-      !valid_shape(oa, ob, m, n, k, lda, ldb, ldc) ||
-      alpha == nullptr || beta == nullptr)
+  if (!parse_op(transa, op_spelling::cublas, &oa) || !parse_op(transb, op_spelling::cublas, &ob) ||
+      !valid_gemm_shape(oa, ob, m, n, k, lda, ldb, ldc) || alpha == nullptr || beta == nullptr)
     return fail(OZDGEMM_STATUS_INVALID_VALUE);
   // Trivial calls: any s gives the BLAS result; report the smallest, as the host reference.
   const int trivial_s = moduli.is_fixed() ? moduli.count() : kMinModuli;
@@ -225,8 +207,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
                                                      ozdgemm_options_t options) {
   return guarded("ozdgemm_dgemm_reference", [&]() -> ozdgemm_status_t {
     op_kind oa, ob;
-    if (!parse_op_char(transa, &oa) || !parse_op_char(transb, &ob) ||
-        !valid_shape(oa, ob, m, n, k, lda, ldb, ldc))
+    if (!parse_op(transa, op_spelling::blas_char, &oa) ||
+        !parse_op(transb, op_spelling::blas_char, &ob) ||
+        !valid_gemm_shape(oa, ob, m, n, k, lda, ldb, ldc))
       return OZDGEMM_STATUS_INVALID_VALUE;
     // The options (auto's target included) are checked before anything else, as on the device
     // entry: an invalid option is an invalid value even when there is nothing to compute.

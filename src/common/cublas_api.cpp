@@ -1,8 +1,6 @@
 #include "common/cublas_api.hpp"
 
-#include <dlfcn.h>
-
-#include "common/logging.hpp"
+#include "common/lazy_library.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -28,40 +26,25 @@ struct entry_points {
   decltype(&cublasDgemm_v2_64) dgemm_64 = nullptr;
 };
 
-template <class F>
-bool resolve(void* library, const char* name, F* slot) noexcept {
-  *slot = reinterpret_cast<F>(dlsym(library, name));
-  if (*slot != nullptr) return true;
-  log_nothrow(spdlog::level::err, "cuBLAS unavailable: {} has no {}; GEMMs run natively", kLibrary,
-              name);
-  return false;
-}
+constexpr lazy_library kCublas{kLibrary, spdlog::level::err, "GEMMs run natively"};
 
 // Loads on the first call; null if cuBLAS cannot be had (logged once). A function-local static
 // is initialised exactly once even when several threads arrive together (C++11 [stmt.dcl]).
 const entry_points* table() noexcept {
   static const entry_points* const loaded = []() -> const entry_points* {
-    // RTLD_LOCAL: nothing of cuBLAS joins the global scope on our account. The handle is never
-    // closed: handles and streams made through it live until exit.
-    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      const char* why = dlerror();
-      log_nothrow(spdlog::level::err,
-                  "cuBLAS unavailable: dlopen({}) failed: {}; GEMMs run natively", kLibrary,
-                  why != nullptr ? why : "unknown error");
-      return nullptr;
-    }
+    void* library = kCublas.open();
+    if (library == nullptr) return nullptr;
     static entry_points t;  // constant-initialised, so usable from atexit handlers too
     const bool ok =
-        resolve(library, "cublasCreate_v2", &t.create) &&
-        resolve(library, "cublasDestroy_v2", &t.destroy) &&
-        resolve(library, "cublasSetStream_v2", &t.set_stream) &&
-        resolve(library, "cublasGetStream_v2", &t.get_stream) &&
-        resolve(library, "cublasGetPointerMode_v2", &t.get_pointer_mode) &&
-        resolve(library, "cublasGetMathMode", &t.get_math_mode) &&
-        resolve(library, "cublasGemmStridedBatchedEx", &t.gemm_strided_batched_ex) &&
-        resolve(library, "cublasGetStatusString", &t.status_string) &&
-        resolve(library, "cublasDgemm_v2_64", &t.dgemm_64);
+        kCublas.resolve(library, "cublasCreate_v2", &t.create) &&
+        kCublas.resolve(library, "cublasDestroy_v2", &t.destroy) &&
+        kCublas.resolve(library, "cublasSetStream_v2", &t.set_stream) &&
+        kCublas.resolve(library, "cublasGetStream_v2", &t.get_stream) &&
+        kCublas.resolve(library, "cublasGetPointerMode_v2", &t.get_pointer_mode) &&
+        kCublas.resolve(library, "cublasGetMathMode", &t.get_math_mode) &&
+        kCublas.resolve(library, "cublasGemmStridedBatchedEx", &t.gemm_strided_batched_ex) &&
+        kCublas.resolve(library, "cublasGetStatusString", &t.status_string) &&
+        kCublas.resolve(library, "cublasDgemm_v2_64", &t.dgemm_64);
     return ok ? &t : nullptr;
   }();
   return loaded;

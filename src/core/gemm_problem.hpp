@@ -28,14 +28,35 @@ struct operand {
   }
 };
 
-// A BLAS TRANS character as LSAME reads it: case-insensitive, first character only; C (conjugate
-// transpose) is T for real data. False for anything else.
-inline bool parse_op_char(char c, op_kind* out) {
-  switch (c) {
-    case 'N': case 'n': *out = op_kind::n; return true;
-    case 'T': case 't': case 'C': case 'c': *out = op_kind::t; return true;
-    default: return false;
-  }
+// The spellings of a transpose flag that reach the library: a BLAS TRANS character as LSAME
+// reads it (case-insensitive, first character only), a cublasOperation_t, a CBLAS_TRANSPOSE.
+enum class op_spelling { blas_char, cublas, cblas };
+
+// The one parser of transpose flags. C (conjugate transpose) is T for real data. False for
+// anything else (the caller's error, reported by its own rules).
+inline bool parse_op(int code, op_spelling spelling, op_kind* out) {
+  // The spelling's codes of N, T and C.
+  struct codes {
+    int n, t, c;
+  };
+  codes k{'N', 'T', 'C'};
+  if (spelling == op_spelling::cublas) k = {0, 1, 2};  // CUBLAS_OP_N, _T, _C
+  if (spelling == op_spelling::cblas) k = {111, 112, 113};  // CblasNoTrans, _Trans, _ConjTrans
+  if (spelling == op_spelling::blas_char && code >= 'a' && code <= 'z') code -= 'a' - 'A';
+  if (code != k.n && code != k.t && code != k.c) return false;
+  *out = code == k.n ? op_kind::n : op_kind::t;
+  return true;
+}
+
+// BLAS's shape rules (reference dgemm.f, cublasDgemm): sizes >= 0, and each leading dimension
+// at least max(1, rows of the matrix as stored).
+inline bool valid_gemm_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64_t k, int64_t lda,
+                             int64_t ldb, int64_t ldc) {
+  if (m < 0 || n < 0 || k < 0) return false;
+  const int64_t rows_a = oa == op_kind::n ? m : k;
+  const int64_t rows_b = ob == op_kind::n ? k : n;
+  const auto at_least_one = [](int64_t x) { return x > 1 ? x : int64_t{1}; };
+  return lda >= at_least_one(rows_a) && ldb >= at_least_one(rows_b) && ldc >= at_least_one(m);
 }
 
 inline operand operand_a(op_kind op, const double* a, int64_t lda) {

@@ -1,7 +1,6 @@
 #include "engine/int8_gemm_lt.hpp"
 
 #include <cublasLt.h>
-#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +11,7 @@
 #include <tuple>
 
 #include "common/cublas_api.hpp"
+#include "common/lazy_library.hpp"
 #include "common/logging.hpp"
 
 namespace ozdgemm::detail {
@@ -43,39 +43,27 @@ struct lt_api {
   decltype(&cublasLtMatmul) matmul = nullptr;
 };
 
-template <class F>
-bool resolve(void* library, const char* name, F* slot) noexcept {
-  *slot = reinterpret_cast<F>(dlsym(library, name));
-  if (*slot != nullptr) return true;
-  log_nothrow(spdlog::level::warn, "{} has no {}: OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx",
-              kLtLibrary, name);
-  return false;
-}
+constexpr lazy_library kLt{kLtLibrary, spdlog::level::warn,
+                           "OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx"};
 
 // Null when cuBLASLt cannot be had (logged once). Initialised once even when several threads
-// arrive together (function-local static). The library handle is never closed.
+// arrive together (function-local static).
 const lt_api* api() noexcept {
   static const lt_api* const loaded = []() -> const lt_api* {
-    void* library = dlopen(kLtLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      const char* why = dlerror();
-      log_nothrow(spdlog::level::warn,
-                  "dlopen({}) failed: {}; OZDGEMM_INT8_GEMM=lt falls back to cublasGemmEx",
-                  kLtLibrary, why != nullptr ? why : "unknown error");
-      return nullptr;
-    }
+    void* library = kLt.open();
+    if (library == nullptr) return nullptr;
     static lt_api t;
-    const bool ok = resolve(library, "cublasLtMatmulDescCreate", &t.desc_create) &&
-                    resolve(library, "cublasLtMatmulDescDestroy", &t.desc_destroy) &&
-                    resolve(library, "cublasLtMatmulDescSetAttribute", &t.desc_set) &&
-                    resolve(library, "cublasLtMatrixLayoutCreate", &t.layout_create) &&
-                    resolve(library, "cublasLtMatrixLayoutDestroy", &t.layout_destroy) &&
-                    resolve(library, "cublasLtMatrixLayoutSetAttribute", &t.layout_set) &&
-                    resolve(library, "cublasLtMatmulPreferenceCreate", &t.pref_create) &&
-                    resolve(library, "cublasLtMatmulPreferenceDestroy", &t.pref_destroy) &&
-                    resolve(library, "cublasLtMatmulPreferenceSetAttribute", &t.pref_set) &&
-                    resolve(library, "cublasLtMatmulAlgoGetHeuristic", &t.heuristic) &&
-                    resolve(library, "cublasLtMatmul", &t.matmul);
+    const bool ok = kLt.resolve(library, "cublasLtMatmulDescCreate", &t.desc_create) &&
+                    kLt.resolve(library, "cublasLtMatmulDescDestroy", &t.desc_destroy) &&
+                    kLt.resolve(library, "cublasLtMatmulDescSetAttribute", &t.desc_set) &&
+                    kLt.resolve(library, "cublasLtMatrixLayoutCreate", &t.layout_create) &&
+                    kLt.resolve(library, "cublasLtMatrixLayoutDestroy", &t.layout_destroy) &&
+                    kLt.resolve(library, "cublasLtMatrixLayoutSetAttribute", &t.layout_set) &&
+                    kLt.resolve(library, "cublasLtMatmulPreferenceCreate", &t.pref_create) &&
+                    kLt.resolve(library, "cublasLtMatmulPreferenceDestroy", &t.pref_destroy) &&
+                    kLt.resolve(library, "cublasLtMatmulPreferenceSetAttribute", &t.pref_set) &&
+                    kLt.resolve(library, "cublasLtMatmulAlgoGetHeuristic", &t.heuristic) &&
+                    kLt.resolve(library, "cublasLtMatmul", &t.matmul);
     return ok ? &t : nullptr;
   }();
   return loaded;

@@ -29,30 +29,10 @@ namespace {
 // its own cblas_dgemm prototype (enum parameters) would clash with the definition below.
 constexpr int kCblasRowMajor = 101;
 constexpr int kCblasColMajor = 102;
-constexpr int kCblasNoTrans = 111;
-constexpr int kCblasTrans = 112;
-constexpr int kCblasConjTrans = 113;
-
-bool cblas_op(int trans, op_kind* op) {
-  switch (trans) {
-    case kCblasNoTrans:
-      *op = op_kind::n;
-      return true;
-    case kCblasTrans:
-    case kCblasConjTrans:
-      *op = op_kind::t;
-      return true;
-    default:
-      return false;
-  }
-}
 
 // DGEMM's checks (reference dgemm.f, INFO 3, 4, 5, 8, 10, 13) on a column-major call.
 bool valid_sizes(const host_gemm& g) {
-  const int64_t rows_a = g.opa == op_kind::n ? g.m : g.k;
-  const int64_t rows_b = g.opb == op_kind::n ? g.k : g.n;
-  return g.m >= 0 && g.n >= 0 && g.k >= 0 && g.lda >= std::max<int64_t>(1, rows_a) &&
-         g.ldb >= std::max<int64_t>(1, rows_b) && g.ldc >= std::max<int64_t>(1, g.m);
+  return valid_gemm_shape(g.opa, g.opb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -80,7 +60,9 @@ bool to_host_gemm(const fortran_args& f, host_gemm* g) {
       f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
       f.beta == nullptr || f.ldc == nullptr)
     return false;  // not a valid Fortran call: let the CPU BLAS do what it does with it
-  if (!parse_op_char(*f.transa, &g->opa) || !parse_op_char(*f.transb, &g->opb)) return false;
+  if (!parse_op(*f.transa, op_spelling::blas_char, &g->opa) ||
+      !parse_op(*f.transb, op_spelling::blas_char, &g->opb))
+    return false;
   g->m = *f.m;
   g->n = *f.n;
   g->k = *f.k;
@@ -127,7 +109,9 @@ struct cblas_args {
 // m and n swap. This is what reference CBLAS does before calling dgemm_.
 bool to_host_gemm(const cblas_args& x, host_gemm* g) {
   op_kind opa, opb;
-  if (!cblas_op(x.transa, &opa) || !cblas_op(x.transb, &opb)) return false;
+  if (!parse_op(x.transa, op_spelling::cblas, &opa) ||
+      !parse_op(x.transb, op_spelling::cblas, &opb))
+    return false;
   if (x.layout == kCblasColMajor)
     *g = host_gemm{opa, opb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc};
   else if (x.layout == kCblasRowMajor)

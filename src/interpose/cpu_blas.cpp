@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/env.hpp"
+#include "common/lazy_library.hpp"
 #include "common/logging.hpp"
 #include "dispatch/settings.hpp"
 
@@ -16,14 +17,9 @@ namespace {
 constexpr const char* kSystemBlas = "libblas.so.3";
 
 // A definition inside libozdgemm.so would call straight back into the hook or forwarder that
-// asked for it. RTLD_NEXT never returns one, but a dlopen'd library can be this very file:
-// libblas.so.3 installed as an alternative pointing here, or OZDGEMM_CPU_BLAS naming it.
-bool inside_this_library(const void* p) {
-  Dl_info mine{}, theirs{};
-  if (dladdr(reinterpret_cast<const void*>(&inside_this_library), &mine) == 0) return false;
-  if (dladdr(p, &theirs) == 0) return false;
-  return mine.dli_fbase == theirs.dli_fbase;
-}
+// asked for it (defined_in_this_library). RTLD_NEXT never returns one, but a dlopen'd library
+// can be this very file: libblas.so.3 installed as an alternative pointing here, or
+// OZDGEMM_CPU_BLAS naming it.
 
 // Opened once and never closed: its routines may be called until the process exits.
 void* open_library(const char* name, bool configured) {
@@ -90,7 +86,7 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
     } else {
       p = dlsym(RTLD_NEXT, name);
       how = "the next definition in the process";
-      if (p == nullptr || inside_this_library(p)) {
+      if (p == nullptr || defined_in_this_library(p)) {
         p = nullptr;
         if (void* h = system_library()) {
           p = dlsym(h, name);
@@ -98,7 +94,7 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
         }
       }
     }
-    if (p != nullptr && inside_this_library(p)) {
+    if (p != nullptr && defined_in_this_library(p)) {
       logger().error(
           "{}: {} is libozdgemm.so itself (installed as the libblas alternative?); "
           "set OZDGEMM_CPU_BLAS to the real CPU BLAS",

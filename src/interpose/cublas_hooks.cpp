@@ -13,13 +13,12 @@
 #include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
 #include "common/cublas_api.hpp"
+#include "core/gemm_problem.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
-#include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
-#include "engine/run.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 #include "ozdgemm/ozdgemm.h"
@@ -145,13 +144,13 @@ cublasHandle_t legacy_handle() {
   return h;
 }
 
-cublasOperation_t op_from_char(char c) {
-  switch (c) {
-    case 'N': case 'n': return CUBLAS_OP_N;
-    case 'T': case 't': return CUBLAS_OP_T;
-    case 'C': case 'c': return CUBLAS_OP_C;
-    default: return static_cast<cublasOperation_t>(-1);
-  }
+// A legacy TRANS character as the cublasOperation_t the engine takes (C is T for real data);
+// false for an invalid one.
+bool op_from_char(char c, cublasOperation_t* op) {
+  op_kind k;
+  if (!parse_op(c, op_spelling::blas_char, &k)) return false;
+  *op = k == op_kind::n ? CUBLAS_OP_N : CUBLAS_OP_T;
+  return true;
 }
 
 // cublasGemmEx serves FP64 only through the emulation: all types CUDA_R_64F, compute type
@@ -294,8 +293,8 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
     if (next) next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return CUBLAS_STATUS_SUCCESS;  // the legacy API reports errors through cublasGetError()
   };
-  const cublasOperation_t ta = op_from_char(transa), tb = op_from_char(transb);
-  if (ta == static_cast<cublasOperation_t>(-1) || tb == static_cast<cublasOperation_t>(-1)) {
+  cublasOperation_t ta, tb;
+  if (!op_from_char(transa, &ta) || !op_from_char(transb, &tb)) {
     native();
     return;
   }

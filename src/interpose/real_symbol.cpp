@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "common/lazy_library.hpp"
 #include "common/logging.hpp"
 
 namespace ozdgemm::detail {
@@ -9,18 +10,11 @@ namespace {
 
 thread_local int interception_depth = 0;
 
-bool inside_this_library(void* p) {
-  Dl_info mine{}, theirs{};
-  if (dladdr(reinterpret_cast<void*>(&inside_this_library), &mine) == 0) return false;
-  if (dladdr(p, &theirs) == 0) return false;
-  return mine.dli_fbase == theirs.dli_fbase;
-}
-
 }  // namespace
 
 void* resolve_next(const char* name, const char* library) noexcept {
   void* p = dlsym(RTLD_NEXT, name);
-  if (p != nullptr && !inside_this_library(p)) return p;
+  if (p != nullptr && !defined_in_this_library(p)) return p;
   if (library == nullptr) return nullptr;
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -28,7 +22,7 @@ void* resolve_next(const char* name, const char* library) noexcept {
     return nullptr;
   }
   p = dlsym(handle, name);
-  if (p == nullptr || inside_this_library(p)) {
+  if (p == nullptr || defined_in_this_library(p)) {
     logger().error("cannot resolve {} in {}", name, library);
     return nullptr;
   }

@@ -378,8 +378,8 @@ void fuzz_reference(reader& r) {
   ozdgemm::test::naive_gemm(ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, N.data(),
                             ldc);
   d::op_kind oa, ob;
-  d::parse_op_char(ta, &oa);
-  d::parse_op_char(tb, &ob);
+  d::parse_op(ta, d::op_spelling::blas_char, &oa);
+  d::parse_op(tb, d::op_spelling::blas_char, &ob);
   const d::gemm_problem p{m, n, k, d::operand_a(oa, A.data(), lda), d::operand_b(ob, B.data(), ldb),
                           N.data() /* not read by the scaling */, ldc};
   const d::scaling_result sc = d::reference_scaling(
