@@ -103,16 +103,15 @@ __global__ void __launch_bounds__(256) certified_ratio_kernel(certify_args a) {
 
 }  // namespace
 
-void launch_band_planes(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                        const double* alpha_dev, const int* emax_enc, int8_t* planes,
+void launch_band_planes(const operand_vectors& v, const int* emax_enc, int8_t* planes,
                         cudaStream_t stream) {
-  launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev, band_gen{emax_enc}, kCertBands, planes,
-                     stream);
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, band_gen{emax_enc},
+                     kCertBands, planes, stream);
 }
 
-void launch_norm1_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                       const int* emax_enc, unsigned long long* norm_sum, cudaStream_t stream) {
-  launch_scan(x, nvec, k, alpha_dev, norm1_op{emax_enc, norm_sum}, stream);
+void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* norm_sum,
+                       cudaStream_t stream) {
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm1_op{emax_enc, norm_sum}, stream);
 }
 
 void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,

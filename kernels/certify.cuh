@@ -17,13 +17,12 @@ namespace ozdgemm::detail {
 // kCertBands INT8 planes of the operand's magnitude codes (magnitude_band: the code of band p
 // in plane p, 0 elsewhere and in the padding), planes nvec_pad * k_pad bytes apart, laid out
 // as the residue planes are ([v][k_pad]).
-void launch_band_planes(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                        const double* alpha_dev, const int* emax_enc, int8_t* planes,
+void launch_band_planes(const operand_vectors& v, const int* emax_enc, int8_t* planes,
                         cudaStream_t stream);
 
 // norm_sum[v] += sum_l norm1_term(x_vl, emax_v) (norm_sum zeroed beforehand).
-void launch_norm1_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                       const int* emax_enc, unsigned long long* norm_sum, cudaStream_t stream);
+void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* norm_sum,
+                       cudaStream_t stream);
 
 // g[e] += part[e] * 2^shift for e < count (part: INT32 sums of products of codes, >= 0).
 void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,

@@ -37,10 +37,9 @@ struct residue_gen {
 
 }  // namespace
 
-void launch_residues(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                     const double* alpha_dev, const int* exps, const modulus_table& tb,
+void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream) {
-  launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev,
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
                      residue_gen{exps, make_residue_table(tb), nearest}, tb.s, planes, stream);
 }
 

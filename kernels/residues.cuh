@@ -13,8 +13,7 @@
 
 namespace ozdgemm::detail {
 
-void launch_residues(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                     const double* alpha_dev, const int* exps, const modulus_table& tb,
+void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream);
 
 }  // namespace ozdgemm::detail

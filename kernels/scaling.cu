@@ -301,14 +301,14 @@ __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long*
 
 }  // namespace
 
-void launch_vector_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                        int* emax_enc, uint32_t* flags, cudaStream_t stream) {
-  launch_scan(x, nvec, k, alpha_dev, exponent_op{emax_enc, flags}, stream);
+void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
+                        cudaStream_t stream) {
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_op{emax_enc, flags}, stream);
 }
 
-void launch_norm_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                      const int* emax_enc, unsigned long long* sum_q2, cudaStream_t stream) {
-  launch_scan(x, nvec, k, alpha_dev, norm_op{emax_enc, sum_q2}, stream);
+void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,
+                      cudaStream_t stream) {
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_op{emax_enc, sum_q2}, stream);
 }
 
 void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
@@ -316,24 +316,20 @@ void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned lon
   fast_exponent_kernel<<<grid_dim(nvec, 256), 256, 0, stream>>>(nvec, emax_enc, sum_q2, tb, exps);
 }
 
-void launch_bound_quantize(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k,
-                           int64_t k_pad, const double* alpha_dev, const int* emax_enc,
-                           int8_t* plane, cudaStream_t stream) {
-  launch_plane_tiles(x, nvec, nvec_pad, k, k_pad, alpha_dev, bound_gen{emax_enc}, 1, plane,
-                     stream);
+void launch_bound_quantize(const operand_vectors& v, const int* emax_enc, int8_t* plane,
+                           cudaStream_t stream) {
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, bound_gen{emax_enc}, 1,
+                     plane, stream);
 }
 
-void launch_accurate_exponents(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
-                               int64_t m_pad, int64_t n_pad, const int* emax_a_enc,
-                               const int* emax_b_enc, const modulus_table& tb, int* head_b,
-                               unsigned long long* row_max_bits, int* exp_a, int* exp_b,
+void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_table& tb,
                                cudaStream_t stream) {
-  column_headroom_kernel<<<grid_dim(n, 1, 65535), 256, 0, stream>>>(u, nblk, m, n, m_pad, n_pad,
-                                                                     emax_b_enc, tb, head_b, exp_b);
-  row_max_kernel<<<dim3(grid_dim(m, 256), grid_dim(n, kRowChunk, 65535)), 256, 0, stream>>>(
-      u, nblk, m, n, m_pad, n_pad, head_b, row_max_bits);
-  row_exponent_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, row_max_bits, emax_a_enc, tb,
-                                                            exp_a);
+  column_headroom_kernel<<<grid_dim(a.n, 1, 65535), 256, 0, stream>>>(
+      a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.emax_b_enc, tb, a.head_b, a.exp_b);
+  row_max_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535)), 256, 0, stream>>>(
+      a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.head_b, a.row_max_bits);
+  row_exponent_kernel<<<grid_dim(a.m, 256), 256, 0, stream>>>(a.m, a.row_max_bits, a.emax_a_enc, tb,
+                                                              a.exp_a);
 }
 
 auto_bounds make_auto_bounds() {
@@ -345,34 +341,27 @@ auto_bounds make_auto_bounds() {
   return b;
 }
 
-void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                              int* emax_enc, uint32_t* flags, unsigned long long* exp_sum,
-                              unsigned int* nnz, cudaStream_t stream) {
-  launch_scan(x, nvec, k, alpha_dev, exponent_stats_op{emax_enc, flags, exp_sum, nnz}, stream);
+void launch_vector_scan_stats(const operand_vectors& v, int* emax_enc, uint32_t* flags,
+                              unsigned long long* exp_sum, unsigned int* nnz, cudaStream_t stream) {
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_stats_op{emax_enc, flags, exp_sum, nnz},
+              stream);
 }
 
-void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
-                        const unsigned long long* sum_q2, const unsigned long long* exp_sum,
-                        const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
-                        int* exps_all, cudaStream_t stream) {
-  fast_ratio_kernel<<<grid_dim(nvec, 256), 256, 0, stream>>>(nvec, k, emax_enc, flags, sum_q2,
-                                                             exp_sum, nnz, b, worst, exps_all);
+void launch_fast_ratios(const fast_ratio_args& a, const auto_bounds& b, cudaStream_t stream) {
+  fast_ratio_kernel<<<grid_dim(a.nvec, 256), 256, 0, stream>>>(
+      a.nvec, a.k, a.emax_enc, a.flags, a.sum_q2, a.exp_sum, a.nnz, b, a.worst, a.exps_all);
 }
 
-void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
-                            int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
-                            const auto_vector_stats& bs, const auto_bounds& b, long long* col_max,
-                            int* head_all, unsigned long long* row_max_all,
-                            unsigned long long* worst_a, unsigned long long* worst_b,
-                            int* exps_all_a, int* exps_all_b, cudaStream_t stream) {
-  column_max_kernel<<<grid_dim(n, 1, 65535), 256, 0, stream>>>(u, nblk, m, n, m_pad, n_pad,
-                                                                col_max);
-  column_ratio_kernel<<<grid_dim(n, 256), 256, 0, stream>>>(n, k, col_max, bs, b, head_all, worst_b,
-                                                            exps_all_b);
-  row_max_all_kernel<<<dim3(grid_dim(m, 256), grid_dim(n, kRowChunk, 65535)), 256, 0, stream>>>(
-      u, nblk, m, n, m_pad, n_pad, head_all, row_max_all);
-  row_ratio_kernel<<<grid_dim(m, 256), 256, 0, stream>>>(m, k, row_max_all, a, b, worst_a,
-                                                         exps_all_a);
+void launch_accurate_ratios(const accurate_ratio_args& a, const auto_bounds& b,
+                            cudaStream_t stream) {
+  column_max_kernel<<<grid_dim(a.n, 1, 65535), 256, 0, stream>>>(a.u, a.nblk, a.m, a.n, a.m_pad,
+                                                                 a.n_pad, a.col_max);
+  column_ratio_kernel<<<grid_dim(a.n, 256), 256, 0, stream>>>(a.n, a.k, a.col_max, a.b, b,
+                                                              a.head_all, a.worst_b, a.exps_all_b);
+  row_max_all_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535)), 256, 0, stream>>>(
+      a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.head_all, a.row_max_all);
+  row_ratio_kernel<<<grid_dim(a.m, 256), 256, 0, stream>>>(a.m, a.k, a.row_max_all, a.a, b,
+                                                           a.worst_a, a.exps_all_a);
 }
 
 }  // namespace ozdgemm::detail

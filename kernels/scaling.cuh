@@ -16,27 +16,33 @@ namespace ozdgemm::detail {
 // emax_enc[v] = floor(log2 max_l |x_vl|) + kExponentBias over finite entries, 0 for a zero
 // vector; flags[v] |= non-finite classes. Both arrays must be zeroed beforehand.
 inline constexpr int kExponentBias = 4096;
-void launch_vector_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                        int* emax_enc, uint32_t* flags, cudaStream_t stream);
+void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
+                        cudaStream_t stream);
 
 // fast mode: sum_q2[v] += sum_l q_l^2 (zeroed beforehand), then exps[v].
-void launch_norm_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                      const int* emax_enc, unsigned long long* sum_q2, cudaStream_t stream);
+void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,
+                      cudaStream_t stream);
 void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
                            const modulus_table& tb, int* exps, cudaStream_t stream);
 
 // accurate mode: the 7-bit upward quantisation u of |x| as one INT8 plane [nvec_pad][k_pad].
-void launch_bound_quantize(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k,
-                           int64_t k_pad, const double* alpha_dev, const int* emax_enc,
-                           int8_t* plane, cudaStream_t stream);
+void launch_bound_quantize(const operand_vectors& v, const int* emax_enc, int8_t* plane,
+                           cudaStream_t stream);
 
 // accurate mode, from U = u(A)^T u(B) stored as nblk INT32 blocks [nblk][n_pad][m_pad] whose
 // sum is U: column headroom and exponents of B, then row exponents of A. row_max_bits
 // (m entries) must be zeroed beforehand.
-void launch_accurate_exponents(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
-                               int64_t m_pad, int64_t n_pad, const int* emax_a_enc,
-                               const int* emax_b_enc, const modulus_table& tb, int* head_b,
-                               unsigned long long* row_max_bits, int* exp_a, int* exp_b,
+struct accurate_exponent_args {
+  const int32_t* u;  // [nblk][n_pad][m_pad]
+  int64_t nblk, m, n, m_pad, n_pad;
+  const int* emax_a_enc;
+  const int* emax_b_enc;
+  int* head_b;                       // n, scratch
+  unsigned long long* row_max_bits;  // m, zeroed beforehand
+  int* exp_a;                        // out: m
+  int* exp_b;                        // out: n
+};
+void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_table& tb,
                                cudaStream_t stream);
 
 // ---- Automatic moduli count (core/moduli_choice.hpp; docs/accuracy.md, section 8) ----------
@@ -55,17 +61,23 @@ auto_bounds make_auto_bounds();
 
 // launch_vector_scan plus exp_sum[v] += sum of exponent_of(x_vl) and nnz[v] += count, over
 // nonzero finite entries (all four arrays zeroed beforehand). Integer atomics: deterministic.
-void launch_vector_scan_stats(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev,
-                              int* emax_enc, uint32_t* flags, unsigned long long* exp_sum,
-                              unsigned int* nnz, cudaStream_t stream);
+void launch_vector_scan_stats(const operand_vectors& v, int* emax_enc, uint32_t* flags,
+                              unsigned long long* exp_sum, unsigned int* nnz, cudaStream_t stream);
 
 // fast mode: worst[s] = bits of max_v r_v(s), e_v(s) = fast_exponent(emax_v, Q_v, bound(s)),
 // for s in [kMinModuli, kMaxModuli] (worst zeroed beforehand). exps_all (null: not kept):
 // e_v(s) at [(s - kMinModuli) nvec + v], for the certified count (certify.cuh).
-void launch_fast_ratios(int64_t nvec, int64_t k, const int* emax_enc, const uint32_t* flags,
-                        const unsigned long long* sum_q2, const unsigned long long* exp_sum,
-                        const unsigned int* nnz, const auto_bounds& b, unsigned long long* worst,
-                        int* exps_all, cudaStream_t stream);
+struct fast_ratio_args {
+  int64_t nvec, k;
+  const int* emax_enc;
+  const uint32_t* flags;
+  const unsigned long long* sum_q2;
+  const unsigned long long* exp_sum;
+  const unsigned int* nnz;
+  unsigned long long* worst;  // [kMaxModuli + 1]
+  int* exps_all;              // null: not kept
+};
+void launch_fast_ratios(const fast_ratio_args& a, const auto_bounds& b, cudaStream_t stream);
 
 // The per-vector statistics of one operand, for launch_accurate_ratios.
 struct auto_vector_stats {
@@ -81,11 +93,19 @@ struct auto_vector_stats {
 // (19 m, zeroed beforehand); worst_a, worst_b zeroed beforehand. One pass over U for all s.
 // exps_all_a (19 m), exps_all_b (19 n) (null: not kept): the exponents of every s, as for
 // launch_fast_ratios.
-void launch_accurate_ratios(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t k,
-                            int64_t m_pad, int64_t n_pad, const auto_vector_stats& a,
-                            const auto_vector_stats& bs, const auto_bounds& b, long long* col_max,
-                            int* head_all, unsigned long long* row_max_all,
-                            unsigned long long* worst_a, unsigned long long* worst_b,
-                            int* exps_all_a, int* exps_all_b, cudaStream_t stream);
+struct accurate_ratio_args {
+  const int32_t* u;  // as for launch_accurate_exponents
+  int64_t nblk, m, n, k, m_pad, n_pad;
+  auto_vector_stats a, b;
+  long long* col_max;               // n, scratch
+  int* head_all;                    // 19 n, scratch
+  unsigned long long* row_max_all;  // 19 m, zeroed beforehand
+  unsigned long long* worst_a;      // [kMaxModuli + 1], zeroed beforehand
+  unsigned long long* worst_b;
+  int* exps_all_a;  // 19 m; null: not kept
+  int* exps_all_b;  // 19 n; null: not kept
+};
+void launch_accurate_ratios(const accurate_ratio_args& a, const auto_bounds& b,
+                            cudaStream_t stream);
 
 }  // namespace ozdgemm::detail

@@ -59,6 +59,16 @@ inline bool valid_gemm_shape(op_kind oa, op_kind ob, int64_t m, int64_t n, int64
   return lda >= at_least_one(rows_a) && ldb >= at_least_one(rows_b) && ldc >= at_least_one(m);
 }
 
+// One operand as the per-vector kernels see it: nvec vectors of length k, alpha in device
+// pointer mode (alpha_dev; null in host pointer mode), and the padded sizes of its INT8 planes
+// ([nvec_pad][k_pad]; only the plane writers read them).
+struct operand_vectors {
+  operand x;
+  int64_t nvec, k;
+  const double* alpha_dev;
+  int64_t nvec_pad = 0, k_pad = 0;
+};
+
 inline operand operand_a(op_kind op, const double* a, int64_t lda) {
   return operand{a, lda, op == op_kind::t};
 }

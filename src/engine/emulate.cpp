@@ -267,6 +267,32 @@ bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k
   return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
 }
 
+// The two operands as the per-vector kernels see them, with the layout's padded plane sizes.
+operand_vectors vectors_a(const device_gemm& call, const layout& L) {
+  return operand_vectors{call.p.a, call.p.m, call.p.k, call.alpha.dev, L.m_pad, L.k_pad};
+}
+operand_vectors vectors_b(const device_gemm& call, const layout& L) {
+  return operand_vectors{call.p.b, call.p.n, call.p.k, call.alpha.dev, L.n_pad, L.k_pad};
+}
+
+// Accurate mode's exponents for one moduli count, from the bound GEMM's U.
+void accurate_exponents(const device_gemm& call, const layout& L, const modulus_table& tb) {
+  accurate_exponent_args a{};
+  a.u = L.bound_u;
+  a.nblk = L.nblk;
+  a.m = call.p.m;
+  a.n = call.p.n;
+  a.m_pad = L.m_pad;
+  a.n_pad = L.n_pad;
+  a.emax_a_enc = L.emax_a;
+  a.emax_b_enc = L.emax_b;
+  a.head_b = L.head_b;
+  a.row_max_bits = L.row_max;
+  a.exp_a = L.exp_a;
+  a.exp_b = L.exp_b;
+  launch_accurate_exponents(a, tb, call.stream);
+}
+
 void record(cudaEvent_t e, cudaStream_t s) {
   if (e != nullptr) OZDGEMM_CUDA_TRY(cudaEventRecord(e, s));
 }
@@ -283,10 +309,10 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
   int8_t* bands_a = L.res_a + a_plane;
   int8_t* bands_b = L.res_b + b_plane;
-  launch_band_planes(p.a, p.m, L.m_pad, p.k, L.k_pad, call.alpha.dev, L.emax_a, bands_a, st);
-  launch_band_planes(p.b, p.n, L.n_pad, p.k, L.k_pad, call.alpha.dev, L.emax_b, bands_b, st);
-  launch_norm1_scan(p.a, p.m, p.k, call.alpha.dev, L.emax_a, L.norm_a, st);
-  launch_norm1_scan(p.b, p.n, p.k, call.alpha.dev, L.emax_b, L.norm_b, st);
+  launch_band_planes(vectors_a(call, L), L.emax_a, bands_a, st);
+  launch_band_planes(vectors_b(call, L), L.emax_b, bands_b, st);
+  launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
+  launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
   OZDGEMM_CHECK_LAUNCH();
   uint32_t nearest_mask = 0;
   for (int s = kMinModuli; s <= kMaxModuli; ++s)
@@ -342,16 +368,31 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   unsigned long long* worst_a = L.worst;
   unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
   if (call.mode == scaling_mode::fast) {
-    launch_fast_ratios(p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, b, worst_a,
-                       L.exps_all_a, st);
-    launch_fast_ratios(p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, b, worst_b,
-                       L.exps_all_b, st);
+    launch_fast_ratios(fast_ratio_args{p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a,
+                                       L.nnz_a, worst_a, L.exps_all_a},
+                       b, st);
+    launch_fast_ratios(fast_ratio_args{p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b,
+                                       L.nnz_b, worst_b, L.exps_all_b},
+                       b, st);
   } else {
-    launch_accurate_ratios(L.bound_u, L.nblk, p.m, p.n, p.k, L.m_pad, L.n_pad,
-                           auto_vector_stats{L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a},
-                           auto_vector_stats{L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b}, b,
-                           L.col_max, L.head_all, L.row_max_all, worst_a, worst_b, L.exps_all_a,
-                           L.exps_all_b, st);
+    accurate_ratio_args a{};
+    a.u = L.bound_u;
+    a.nblk = L.nblk;
+    a.m = p.m;
+    a.n = p.n;
+    a.k = p.k;
+    a.m_pad = L.m_pad;
+    a.n_pad = L.n_pad;
+    a.a = auto_vector_stats{L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a};
+    a.b = auto_vector_stats{L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b};
+    a.col_max = L.col_max;
+    a.head_all = L.head_all;
+    a.row_max_all = L.row_max_all;
+    a.worst_a = worst_a;
+    a.worst_b = worst_b;
+    a.exps_all_a = L.exps_all_a;
+    a.exps_all_b = L.exps_all_b;
+    launch_accurate_ratios(a, b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
   if (certified) certify_on_device(call, L, g);
@@ -451,7 +492,6 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
-  const double* alpha_dev = call.alpha.dev;
   stage_events* ev = call.events;
   const bool prepare_a = !call.reuse_a;
   char* ws = static_cast<char*>(workspace);
@@ -462,34 +502,33 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
       cudaMemsetAsync(ws + L.b_zeroed_begin, 0, L.b_zeroed_end - L.b_zeroed_begin, st));
 
   // 1. Scaling.
+  const operand_vectors va = vectors_a(call, L), vb = vectors_b(call, L);
   if (automatic) {
-    launch_vector_scan_stats(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, L.exp_sum_a,
-                             L.nnz_a, st);
-    launch_vector_scan_stats(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, L.exp_sum_b,
-                             L.nnz_b, st);
+    launch_vector_scan_stats(va, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, st);
+    launch_vector_scan_stats(vb, L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b, st);
   } else {
-    if (prepare_a) launch_vector_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.flags_a, st);
+    if (prepare_a) launch_vector_scan(va, L.emax_a, L.flags_a, st);
     OZDGEMM_CHECK_LAUNCH();
-    launch_vector_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.flags_b, st);
+    launch_vector_scan(vb, L.emax_b, L.flags_b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
   if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected
     throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: kernel launch failed");
   if (fast && automatic) {
-    launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
-    launch_norm_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.sum_q2_b, st);
+    launch_norm_scan(va, L.emax_a, L.sum_q2_a, st);
+    launch_norm_scan(vb, L.emax_b, L.sum_q2_b, st);
     OZDGEMM_CHECK_LAUNCH();
   } else if (fast) {
     if (prepare_a) {
-      launch_norm_scan(p.a, p.m, p.k, alpha_dev, L.emax_a, L.sum_q2_a, st);
+      launch_norm_scan(va, L.emax_a, L.sum_q2_a, st);
       launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
     }
-    launch_norm_scan(p.b, p.n, p.k, alpha_dev, L.emax_b, L.sum_q2_b, st);
+    launch_norm_scan(vb, L.emax_b, L.sum_q2_b, st);
     launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, *tb, L.exp_b, st);
     OZDGEMM_CHECK_LAUNCH();
   } else {
-    launch_bound_quantize(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.emax_a, L.bound_a, st);
-    launch_bound_quantize(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.emax_b, L.bound_b, st);
+    launch_bound_quantize(va, L.emax_a, L.bound_a, st);
+    launch_bound_quantize(vb, L.emax_b, L.bound_b, st);
     OZDGEMM_CHECK_LAUNCH();
     for (int64_t blk = 0; blk < L.nblk; ++blk) {
       const int64_t k0 = blk * kKBlock;
@@ -498,8 +537,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
                 L.bound_u + blk * L.m_pad * L.n_pad, 1, false);
     }
     if (!automatic) {
-      launch_accurate_exponents(L.bound_u, L.nblk, p.m, p.n, L.m_pad, L.n_pad, L.emax_a,
-                                L.emax_b, *tb, L.head_b, L.row_max, L.exp_a, L.exp_b, st);
+      accurate_exponents(call, L, *tb);
       OZDGEMM_CHECK_LAUNCH();
     }
   }
@@ -516,17 +554,15 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
       launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
       launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, *tb, L.exp_b, st);
     } else {
-      launch_accurate_exponents(L.bound_u, L.nblk, p.m, p.n, L.m_pad, L.n_pad, L.emax_a,
-                                L.emax_b, *tb, L.head_b, L.row_max, L.exp_a, L.exp_b, st);
+      accurate_exponents(call, L, *tb);
     }
     OZDGEMM_CHECK_LAUNCH();
   }
 
   // 2. Residues, rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(*tb, p.k);
-  if (prepare_a)
-    launch_residues(p.a, p.m, L.m_pad, p.k, L.k_pad, alpha_dev, L.exp_a, *tb, nearest, L.res_a, st);
-  launch_residues(p.b, p.n, L.n_pad, p.k, L.k_pad, alpha_dev, L.exp_b, *tb, nearest, L.res_b, st);
+  if (prepare_a) launch_residues(va, L.exp_a, *tb, nearest, L.res_a, st);
+  launch_residues(vb, L.exp_b, *tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->prepared, st);
 

@@ -94,18 +94,23 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     rec.predicted_emulated_ms = rt.predicted.emulated_ms;
     bool served = false;
     if (rt.emulate) {
-      device_result d;
+      // What the engine did, kept apart from the status: guarded() returns early on a throw.
+      int ran = 0;
+      const char* not_emulated = nullptr;
       const ozdgemm_status_t est = guarded("ozdgemm_dgemm", [&] {
-        d = dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
+        const device_result d =
+            dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
                          r.beta, r.c, r.ldc, engine_options(*cfg), false);
+        ran = d.s;
+        not_emulated = d.not_emulated;
         return d.status;
       });
-      if (est == OZDGEMM_STATUS_SUCCESS && d.s != 0) {
+      if (est == OZDGEMM_STATUS_SUCCESS && ran != 0) {
         served = true;
         rec.result = outcome::emulated;
-        rec.num_moduli = d.s;
-      } else if (d.not_emulated != nullptr) {  // declined by the choice, or refused up front
-        rec.reason = d.not_emulated;
+        rec.num_moduli = ran;
+      } else if (not_emulated != nullptr) {  // declined by the choice, or refused up front
+        rec.reason = not_emulated;
       } else if (est == OZDGEMM_STATUS_INVALID_VALUE) {  // cuBLAS states the exact status
         rec.reason = "invalid arguments";
         rec.predicted_native_ms = rec.predicted_emulated_ms = 0.0;

@@ -77,7 +77,7 @@ TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
     const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
     device_buffer<int8_t> out(s * plane);
     ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, s * plane));  // padding must be written, not left
-    detail::launch_residues(h.view(x.ptr), sh.nvec, nvec_pad, sh.k, k_pad, nullptr, e.ptr, tb,
+    detail::launch_residues({h.view(x.ptr), sh.nvec, sh.k, nullptr, nvec_pad, k_pad}, e.ptr, tb,
                             nearest, out.ptr, nullptr);
     ASSERT_CUDA(cudaGetLastError());
     ASSERT_CUDA(cudaDeviceSynchronize());
@@ -116,7 +116,7 @@ TEST_P(PlaneWriter, BoundPlaneMatchesHostByteForByte) {
   const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
   device_buffer<int8_t> out(plane);
   ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, plane));
-  detail::launch_bound_quantize(h.view(x.ptr), sh.nvec, nvec_pad, sh.k, k_pad, nullptr, enc.ptr,
+  detail::launch_bound_quantize({h.view(x.ptr), sh.nvec, sh.k, nullptr, nvec_pad, k_pad}, enc.ptr,
                                 out.ptr, nullptr);
   ASSERT_CUDA(cudaGetLastError());
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -145,8 +145,9 @@ TEST_F(GpuTest, PlaneWriterWritesZerosWhenAlphaIsZero) {
   device_buffer<double> alpha(std::vector<double>{0.0});
   ASSERT_CUDA(cudaMemset(out.ptr, 0x5A, tb.s * plane));
   // A null operand pointer: any read would fault.
-  detail::launch_residues(operand{nullptr, sh.nvec, false}, sh.nvec, nvec_pad, sh.k, k_pad,
-                          alpha.ptr, e.ptr, tb, true, out.ptr, nullptr);
+  detail::launch_residues(
+      {operand{nullptr, sh.nvec, false}, sh.nvec, sh.k, alpha.ptr, nvec_pad, k_pad}, e.ptr, tb,
+      true, out.ptr, nullptr);
   ASSERT_CUDA(cudaGetLastError());
   ASSERT_CUDA(cudaDeviceSynchronize());
   for (int8_t b : out.to_host()) ASSERT_EQ(b, 0);
