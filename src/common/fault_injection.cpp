@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.hpp"
 #include "common/logging.hpp"
 
 namespace ozdgemm::detail {
@@ -33,8 +34,8 @@ struct injection {
 injection& state() {
   static injection* s = [] {
     auto* st = new injection();  // leaked: queried until exit
-    const char* v = std::getenv("OZDGEMM_INJECT_FAULT");
-    if (v == nullptr || *v == '\0') return st;
+    const char* v = setting_env("OZDGEMM_INJECT_FAULT");
+    if (v == nullptr) return st;
     const char* colon = std::strchr(v, ':');
     const size_t len = colon != nullptr ? static_cast<size_t>(colon - v) : std::strlen(v);
     long long count = 1;

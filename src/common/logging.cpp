@@ -14,8 +14,6 @@
 
 #include "common/env.hpp"
 
-extern char** environ;
-
 namespace ozdgemm::detail {
 namespace {
 
@@ -66,16 +64,10 @@ std::string open_failure(const char* path, int err) {
          "); logging to stderr";
 }
 
-bool any_setting_in_environment() {
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-    if (std::strncmp(*e, "OZDGEMM_", 8) == 0) return true;
-  return false;
-}
-
 spdlog::logger* make_logger() {
   std::vector<std::string> warnings;
   spdlog::sink_ptr sink;
-  if (secure_execution() && any_setting_in_environment())
+  if (secure_execution() && settings_in_environment())
     warnings.push_back(
         "setuid/setgid process (secure execution): every OZDGEMM_* environment setting is "
         "ignored, defaults apply");

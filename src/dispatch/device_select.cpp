@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.hpp"
 #include "common/logging.hpp"
 #include "engine/handle_context.hpp"
 #include "dispatch/settings.hpp"
@@ -54,11 +55,6 @@ std::string plural(long n, const char* one, const char* many) {
 // workspace is first sized, after CUDA is up anyway).
 [[maybe_unused]] const bool registered = (set_memory_sharers_source(&gpu_sharers), true);
 
-// The process's environment as the pure rules read it: empty counts as unset.
-const char* launcher_env(const char* name) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? v : nullptr;
-}
 
 // The visible GPUs; 0 when CUDA cannot count them (the error is cleared).
 int visible_gpus() {
