@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots and a short page from bench/accuracy_report's CSV (issue 5, deliverable 3).
+"""Plots and a short page from bench/accuracy_report's CSV.
 
   accuracy_plot.py accuracy.csv [--out DIR] [--commit C]
 
@@ -29,7 +29,7 @@ def fnum(x):
 
 
 def page(rows, commit):
-    out = ["# Accuracy report (issue 5)", "",
+    out = ["# Accuracy report", "",
            f"Commit {commit}. Errors on a double-double reference at sampled entries of C: "
            "rel = max |C-R|/|R|, scaled = max |C-R|/(|A||B|). s_auto: the moduli count auto "
            "chose (0: it ran native DGEMM); oracle: the smallest fixed s whose measured errors "

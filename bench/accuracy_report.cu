@@ -1,4 +1,4 @@
-// Accuracy report of issue 5 (deliverable 3): for the phi families and the adversarial sets,
+// Accuracy report: for the phi families and the adversarial sets,
 // the errors of native cublasDgemm, cuBLAS's own FP64 emulation (dynamic mantissa), ozdgemm at
 // every fixed s in both scaling modes (the brute force that finds the oracle s) and ozdgemm
 // auto (targets native and max), on a double-double reference at sampled positions

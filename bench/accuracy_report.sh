@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Accuracy report of issue 5 on the GPU machine, from the repo root, with a build/ made
-# elsewhere (carried). Writes to $OUT (default ./out/accuracy):
+# Accuracy report on a machine with a GPU, from the repo root, with build/ (which may have been
+# built on another machine). Writes to $OUT (default ./out/accuracy):
 #   accuracy.csv   one row per set x method (bench/accuracy_report.cu --help lists the columns)
 #   accuracy.log   the program's console output (one line per auto run: s_auto, oracle, errors)
 #   env.txt        date, commit, command, nvidia-smi

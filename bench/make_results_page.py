@@ -6,7 +6,7 @@
 
 Reads the CSV of ozdgemm_bench and the env.txt of run_bench.sh (commit, date, command,
 nvidia-smi) and writes: the system (GPU, driver, CUDA, cuBLAS, commit, date), the headline
-table of accuracy-matched speedups against issue 4's targets, the stage split and workspace
+table of accuracy-matched speedups against the targets, the stage split and workspace
 at the matched configurations, and links to the PNGs of plot_results.py that are present.
 Standard library only, so it also runs where matplotlib is missing.
 
@@ -191,7 +191,7 @@ def page(rows, env, csv_name, out_dir, title):
         "",
         "x = native time / method time. Accuracy-matched: the smallest moduli count s whose "
         "sampled errors are no worse than native cublasDgemm's in both metrics on the same "
-        "inputs. Targets from issue 4.",
+        "inputs. Targets: the speed-ups sought.",
         "",
     ]
     lines += headline(cases, emu_methods)

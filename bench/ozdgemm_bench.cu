@@ -1,7 +1,7 @@
 // Side-by-side FP64 GEMM benchmark, C = A B (alpha = 1, beta = 0, column-major, no transpose):
 // native cuBLAS DGEMM, cuBLAS's own FP64 emulation (eager strategy; dynamic and fixed
 // mantissa) and ozdgemm for every moduli count x scaling mode, all in one run per shape on the
-// same inputs (DESIGN.md section 3; issue 4).
+// same inputs (DESIGN.md section 3).
 //
 // Per method: median and min time over CUDA-event-timed calls on one stream (warm-up first,
 // adaptive rep count, inputs rotated when a set fits in L2), effective TFLOPS = 2mnk / median,
@@ -251,12 +251,11 @@ std::vector<method> plan_methods(const bench_args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Time model for --dry-run, from the H200 numbers of issue 4 and the first measured run
-// (bench/results/2026-11-29_h200_e4e7d43), rounded to the pessimistic side: native DGEMM
-// 55 TFLOPS; cuBLAS emulation 0.35x (dynamic) and 0.5x (fixed) of native; ozdgemm s INT8
-// GEMMs at 1.1 POPS plus an HBM pass (3 TB/s) over the FP64 operands (3x) and the INT32
-// products (2x), plus 0.1 ms of launches. Per shape: inputs and the host reference (~3 ns
-// per sampled term).
+// Time model for --dry-run, from the H200 numbers of the first measured run, rounded to the
+// pessimistic side: native DGEMM 55 TFLOPS; cuBLAS emulation 0.35x (dynamic) and 0.5x (fixed) of
+// native; ozdgemm s INT8 GEMMs at 1.1 POPS plus an HBM pass (3 TB/s) over the FP64 operands (3x)
+// and the INT32 products (2x), plus 0.1 ms of launches. Per shape: inputs and the host reference
+// (~3 ns per sampled term).
 
 double model_call_ms(const method& me, const shape& sh) {
   const double flops = gemm_flops(sh);

@@ -13,7 +13,7 @@ For out/bench.csv it writes (into DIR, default the CSV's folder)
                                mode); black tick: the median of the timed run
     bench_speedup.png          time_native / time vs square n, one panel per (phi, mode): one
                                line per moduli count, cuBLAS's emulation, and the
-                               accuracy-matched ozdgemm (thick); red crosses: issue 4's targets
+                               accuracy-matched ozdgemm (thick); red crosses: the targets
 
 Empty or NaN cells (failed or unmeasured runs) are skipped, never fatal. Needs matplotlib
 (Debian: python3-matplotlib).
@@ -190,7 +190,7 @@ def plot_speedup(rows, path):
                                 fontsize=7)
             if targets:
                 ax.scatter([t[0] for t in targets], [t[1] for t in targets], marker="x",
-                           color="red", s=60, zorder=4, label="issue 4 target")
+                           color="red", s=60, zorder=4, label="target")
             ax.axhline(1.0, color="grey", linewidth=0.8)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("n (square)")

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Nsight Compute over the engine's own kernels (scaling scans, exponents, residue and bound
-# writers, CRT) for one ozdgemm call per shape, on the GPU machine, from the repo root with
-# build/ (or .devbuild/) present. cuBLAS's INT8 GEMMs are left out: they are timed by the
+# writers, CRT) for one ozdgemm call per shape, on a machine with a GPU, from the repo root with
+# build/ present. cuBLAS's INT8 GEMMs are left out: they are timed by the
 # bench's stage split. Writes $OUT/ncu/<shape>_<mode>.txt (details) and .csv (raw metrics).
 #   PROFILE_SHAPES="4096 16384" PROFILE_MODULI=15 PROFILE_MODES="fast" bash bench/profile_kernels.sh
 set -uo pipefail
-[[ -e build ]] || ln -s .devbuild build
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 W=${OUT:?set OUT}/ncu; mkdir -p "$W"
 KERNELS='regex:scan_kernel|fast_exponent|plane_tile_kernel|crt_kernel|fold|accurate|column_|row_'

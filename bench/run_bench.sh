@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the side-by-side benchmark on the GPU machine, from the repo root, with a build/ made
-# elsewhere (carried). Writes to $OUT (default ./out):
+# Runs the side-by-side benchmark on a machine with a GPU, from the repo root, with build/ (which
+# may have been built on another machine). Writes to $OUT (default ./out):
 #   bench.csv  one row per phase x shape x method (columns: bench/common/bench_report.cu)
 #   bench.log  the console output of every phase (tables on stdout, progress on stderr)
 #   env.txt    date, commit, preset, the command of each phase, nvidia-smi
@@ -13,7 +13,7 @@
 # 4096, 8192, 16384; s = 14..20 step 2; both modes; cuBLAS's emulation; stage split.
 #   smoke  n = 1024, 4096; s = 14, 16                          (~0.5 min: does it all run?)
 #   quick  n = 2048..16384; s = 12..20 step 2                  (~2 min)
-#   full   (~4 min modelled, 8.5 min guard; the issue 4 sweep, most important phase first)
+#   full   (~4 min modelled, 8.5 min guard; the full sweep, most important phase first)
 #     squares  phi 0.5, n = 1024..16384, s = 8..20, both modes, cuBLAS emulation, stages
 #     rect     phi 0.5, 16384x16384x4096, 4096x4096x65536, 2048x2048x262144, s = 8..20
 #     phi4     phi 4, n = 4096, 8192, 16384, s = 12..20 (the wide-exponent target; s < 12
@@ -141,7 +141,7 @@ for ph in "${phases[@]}"; do
 done
 echo "run_bench: benchmark done in $((SECONDS - start)) s, exit status $rc" | tee -a "$OUT/bench.log" >&2
 
-# Plots and page: best effort (the GPU machine may lack matplotlib; rerun them here then).
+# Plots and page: best effort (a machine with a GPU may lack matplotlib; rerun them here then).
 here=$(cd "$(dirname "$0")" && pwd)
 py=python3
 if [[ -x /usr/bin/python3 ]]; then py=/usr/bin/python3; fi

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Host-path benchmark on the GPU machine (issue bar: cblas_dgemm at n = 8192 and 16384 >= 5x
-# NVBLAS at native accuracy). Runs build/bench/host_blas_bench, one binary, three ways in one
-# go, on the same inputs (same seeds):
+# Host-path benchmark on a machine with a GPU: cblas_dgemm and dgemm_ through the library against
+# NVBLAS and the CPU BLAS, at native accuracy. Runs build/bench/host_blas_bench, one binary,
+# three ways in one go, on the same inputs (same seeds):
 #   openblas  OpenBLAS alone (Debian's libopenblas0-pthread), smaller sizes only: it is slow
 #   nvblas    CUDA's libnvblas preloaded, OpenBLAS as its CPU BLAS (dgemm_: NVBLAS intercepts
 #             the Fortran symbol only)
 #   ozdgemm   libozdgemm preloaded, OpenBLAS as OZDGEMM_CPU_BLAS, fast scaling, s = 14..16,
 #             through cblas_dgemm and dgemm_
-# Needs OpenBLAS's libraries, which that machine lacks: HOSTBENCH_DIR (default .hostbench)
+# Needs OpenBLAS's libraries; on a machine without them, HOSTBENCH_DIR (default .hostbench)
 # holds openblas.tar.xz (libblas.so.3, libopenblas.so.0 and its target, from the Debian .deb)
 # and optionally libnvblas.so.13 if the machine's CUDA has none. Writes $OUT/host_bench.csv,
 # host_bench.log, nvblas.conf and env.txt.
@@ -34,7 +34,7 @@ write_env() {
   cat "$OUT/env.txt"
 }
 
-# HOST_BENCH_MODE=workers (issue 8): the multi-worker host path, same binary and inputs,
+# HOST_BENCH_MODE=workers: the multi-worker host path, same binary and inputs,
 # cblas_dgemm, fast scaling, s = 16, n = 8192 and 16384 (SIZES), for every GPU list in
 # DEVICE_LISTS (OZDGEMM_DEVICES: e.g. "0 all" compares one GPU with all of them; default: the
 # variable unset) and every worker count per GPU in WORKERS (OZDGEMM_HOST_WORKERS_PER_DEVICE,

@@ -17,7 +17,7 @@ constexpr int kCrtThreads = 128;
 // One thread per element of C; the column loop only runs when n > 65535. The moduli count is
 // a template parameter so that the s residue loads are all issued before any arithmetic (the
 // runtime-s loop issued one load, waited for it, then did the CRT step: latency-bound, with
-// DRAM at 25% and 21.5 ms at 16384^2, s = 15, bench/results/2026-11-29_h200_25a1312_bench_full)
+// DRAM at 25% and 21.5 ms at 16384^2, s = 15, bench/results/probes/README.md)
 // and the weights become constant-bank operands. The CRT code and its limb count are those of
 // the host reference (core/crt.hpp); the residues here are only reduced to [0, 2 m_t), the
 // reference's to [0, m_t), and the result is a function of X alone, so the bits are the same.

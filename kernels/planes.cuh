@@ -5,7 +5,7 @@
 // one 8-byte store; the four lanes that share a vector fill one 32-byte sector. No barrier
 // inside the plane loop. Runs of 8 (not 16) keep the per-element state in 64 registers, for
 // twice the resident warps: the writer is bound by instruction issue, not by memory (ncu,
-// bench/results/2026-11-29_h200_d570f95_prep). Included only by kernel translation units.
+// bench/results/probes/README.md). Included only by kernel translation units.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // reduction to overlap with the GEMMs. On the H200, cuBLASLt's INT8 kernel for the engine's
 // shapes is persistent: 120 CTAs of 384 threads, one per SM (231 KB of shared memory, 168
 // registers), in clusters, so 12 of the 132 SMs sit idle while it runs (ncu,
-// bench/results/2026-11-30_h200_58bc1ab_overlap). A kernel on another stream can only gain if
+// bench/results/probes/README.md). A kernel on another stream can only gain if
 // its CTAs stay on those SMs instead of taking SMs the next GEMM needs.
 //
 // One measurement per side-grid size: the s GEMMs of one block of rows of C (the engine's own

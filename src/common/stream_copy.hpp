@@ -13,7 +13,7 @@ namespace ozdgemm::detail {
 
 // Copies with non-temporal stores where the platform has them: skipping the cache's
 // read-for-ownership measured 10-15% faster with 16 threads on the H200 machine's Xeon
-// (bench/results/2026-11-29_h200_*_host_transfer: 48 vs 44 GB/s pack, 47 vs 41 unpack).
+// (bench/results/probes/README.md: 48 vs 44 GB/s pack, 47 vs 41 unpack).
 // Short runs (< 1024 elements) use memcpy. Call store_fence() before the data counts as written.
 inline void copy_run(double* dst, const double* src, int64_t n) {
 #if defined(__SSE2__)

@@ -201,12 +201,12 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
 // Rows of C per block of the GEMM and CRT steps. The INT32 products of all of C, 4 s m n
 // bytes, are most of the workspace at large sizes (24 GB at 16384^3, s = 15, against
 // s(m+n)k + (s+4)mn = 13 GB for an implementation that reduces each product to bytes before
-// the next, issue 4's bound). When the whole product would take the workspace past that bound,
+// the next, the workspace bound). When the whole product would take the workspace past that bound,
 // the GEMMs and the CRT run on blocks of rows of C: as many rows as the bound leaves room for
 // (the products reuse the accurate mode's bound GEMM output, see layout), balanced, and never
 // fewer than kMinRowBlock rows or kMinBlockElements elements of C, below which the INT8 GEMMs
 // lose speed (the lt backend's workspace is not counted: the peer's cuBLAS workspace is not
-// either). Measured on the H200 (bench/results/2026-11-29_h200_ce3ab97_row_blocks): blocks
+// either). Measured on the H200 (bench/results/probes/README.md): blocks
 // made 16384^3 6-10% faster (the GEMMs and the CRT both shorter), 4096^3 (4 blocks of
 // 1024 x 4096) no slower, but 2048^2 (1024 x 2048) 4% and 2048 x 2048 x 262144 10% slower:
 // hence the element floor, which keeps those at one block. The bits are the same: each
@@ -253,12 +253,12 @@ layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mo
              : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule);
 }
 
-// How the s modulus GEMMs are issued. Measured on the H200 (bench/results/
-// 2026-11-29_h200_b9e3bbd): one strided-batched call is faster while one product is too small
-// to fill the GPU (n = 2048: 0.86 vs 1.00 ms at s = 14), one call per modulus is faster from
-// n = 4096 up (3.05 vs 3.43 ms; 131 vs 134 ms at n = 16384). The switch sits at 2^35 = 3.2e10
-// multiply-adds per modulus, between the measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped
-// overrides the rule (read once), for measurements.
+// How the s modulus GEMMs are issued. Measured on the H200 (bench/results/probes/README.md): one
+// strided-batched call is faster while one product is too small to fill the GPU (n = 2048: 0.86
+// vs 1.00 ms at s = 14), one call per modulus is faster from n = 4096 up (3.05 vs 3.43 ms; 131 vs
+// 134 ms at n = 16384). The switch sits at 2^35 = 3.2e10 multiply-adds per modulus, between the
+// measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped overrides the rule (read once), for
+// measurements.
 bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k_pad) {
   static const gemm_batching forced =
       gemm_batching_from_env_value(setting_env("OZDGEMM_GEMM_BATCHING"));

@@ -14,7 +14,7 @@ namespace ozdgemm::detail {
 namespace {
 
 // The lt backend's workspace: the 64 MiB the probe allowed where its gains were measured
-// (bench/results/2026-11-29_h200_2d0a646_int8_probe: from 4096^3 up, where one INT32 product
+// (bench/results/probes/README.md: from 4096^3 up, where one INT32 product
 // plane is 64 MiB or more), and one product plane's size below that, so that small calls do
 // not reserve 64 MiB for nothing. No floor: the workspace then adds at most 1/s to the s
 // product planes the call holds anyway, so a small OZDGEMM_MAX_WORKSPACE is not taken up by it

@@ -7,10 +7,10 @@
 //   lt      cublasLtMatmul with an algorithm chosen once per (device, GEMM shape) and cached,
 //           and a workspace carved from the engine's own (engine/int8_gemm_lt.hpp). The
 //           default: measured faster on the H200 (GEMM stage 10-14% shorter at 16384^3, equal
-//           or shorter at the sweep's other shapes, bench/results/2026-11-29_h200_5b34dd4_sweep)
+//           or shorter at the sweep's other shapes, bench/results/probes/README.md)
 //           except narrow outputs with very long k (2048 x 2048 x 262144: 1.5x slower, there
 //           cublas is faster); an earlier attempt with no workspace had measured slower
-//           (bench/results/2026-11-29_h200_467f8ec_session). Since that sweep, for large GEMMs
+//           (bench/results/probes/README.md). Since that sweep, for large GEMMs
 //           (those whose cuBLASLt algorithm it times) the lt backend times the cublas backend's
 //           cublasGemmEx call alongside its candidates and keeps the faster, so a shape where
 //           cublasGemmEx wins runs on it;

@@ -5,12 +5,12 @@
 //   - the algorithm is cublasLtMatmulAlgoGetHeuristic's first for the workspace the engine
 //     reserved (int8_gemm_workspace_bytes) and the operands' actual alignment; for large GEMMs
 //     (kTimedWork multiply-adds or more) the heuristic's first kTimedCandidates are timed once
-//     on the caller's stream and the fastest kept (bench/results/2026-11-29_h200_2d0a646_
+//     on the caller's stream and the fastest kept (bench/results/probes/README.md
 //     int8_probe: the heuristic's #2 was 1.105x faster than its #0 at 16384^3);
 //   - for those timed shapes, whether cublasGemmEx serves it instead: the call int8_gemm()
 //     makes without cuBLASLt is timed alongside the candidates, and when it is strictly faster
 //     than all of them the plan hands the shape to it (narrow outputs with very long k: 1.5x
-//     faster at 2048 x 2048 x 131056, bench/results/2026-11-29_h200_5b34dd4_sweep). A plan
+//     faster at 2048 x 2048 x 131056, bench/results/probes/README.md). A plan
 //     that cannot be timed yet follows the choice timing made for the same GEMM at other
 //     operand alignments (a long k's later, accumulating k-blocks: see below).
 // Timing runs the candidates into C with beta = 0, so it happens only on a call that

@@ -25,11 +25,10 @@ class worker_set {
   int device_of(int i) const { return devices_[static_cast<size_t>(i) % devices_.size()]; }
 
   // Worker i, or nullptr when it could not be created (logged once; *out_of_memory says
-  // whether that was for want of memory). Not tried again: a run (bench/results/
-  // 2026-11-29_h200_74dd0fc_session4) that re-tried a creation that had run out of memory once
-  // a second, with 8 processes sharing 8 GiB, had the applications' own cuBLAS calls fail in 4
-  // of 8 processes, against none without re-trying (bench/results/
-  // 2026-11-29_h200_e743779_share_accuracy): the attempts take memory the others need.
+  // whether that was for want of memory). Not tried again: a run (bench/results/mpi/README.md) that
+  // re-tried a creation that had run out of memory once a second, with 8 processes sharing 8 GiB,
+  // had the applications' own cuBLAS calls fail in 4 of 8 processes, against none without re-trying
+  // (bench/results/mpi/README.md): the attempts take memory the others need.
   host_worker* at(int i, bool* out_of_memory);
 
  private:

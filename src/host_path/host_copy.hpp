@@ -59,9 +59,9 @@ void unpack_range(copy_pool& pool, const double* src, const host_block& dst, int
 
 // Threads for the host path, all workers together: OZDGEMM_HOST_THREADS if valid, else
 // min(hardware threads, 16 x the GPUs the host path uses). One GPU's pipeline is host-copy
-// bound with 16 (bench/results/2026-11-29_h200_25a1312_host_tiles), and with two GPUs the
+// bound with 16 (bench/results/probes/README.md), and with two GPUs the
 // copies, not the GPUs, bound the call: 32 threads rather than 16 took 0.90 to 0.82 s at
-// n = 32768 on two H200s (bench/results/2026-11-29_h200x2_9b57b30_multi_gpu).
+// n = 32768 on two H200s (bench/results/multi_gpu/README.md).
 int host_copy_threads(int configured, int gpus);
 
 }  // namespace ozdgemm::detail

@@ -58,7 +58,7 @@ namespace {
 // comment). Wide calls get
 // up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
 // efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
-// (bench/results/2026-11-29_h200_25a1312_host_tiles): n = 8192 took 42.7 / 47.7 / 60.9 ms with
+// (bench/results/probes/README.md): n = 8192 took 42.7 / 47.7 / 60.9 ms with
 // tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms. With more than two
 // workers, up to four tiles per worker, so that the dynamic hand-out can still balance them
 // (one or two workers: eight tiles, as measured).

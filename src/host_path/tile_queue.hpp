@@ -1,5 +1,5 @@
 // Dynamic hand-out of the column tiles of C to workers (GPUs, or partitions of one GPU): the
-// scheduler of the multi-GPU host path (issue 8). There is no static split: a worker takes the
+// scheduler of the multi-GPU host path. There is no static split: a worker takes the
 // next tile when it is free, so a GPU that is shared with other work, or slower, simply takes
 // fewer tiles. A worker that fails gives its tile back and retires; the tiles no worker
 // finishes are left for the CPU BLAS, and the caller learns exactly which ones.

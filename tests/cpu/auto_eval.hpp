@@ -1,4 +1,4 @@
-// Shared by the automatic-moduli tests and the accuracy table: the input sets of issue 5, the
+// Shared by the automatic-moduli tests and the accuracy table: the input sets, the
 // measured errors of the emulation at each s and of a native-DGEMM stand-in, and the "oracle"
 // s (the smallest s whose measured errors met the target, by brute force).
 #pragma once

@@ -4,7 +4,7 @@
 // - W is a lower bound of |A||B| (exact on inputs whose entries are powers of two inside the
 //   band window), the l1 norms are upper bounds, and the per-element ratio bounds the
 //   measured error of every s;
-// - on the sets of issue 5 and on anti-aligned inputs (where today's auto misses native), the
+// - on the sets and on anti-aligned inputs (where today's auto misses native), the
 //   s it picks meets the target element by element and native's measured errors, and the
 //   table of s_auto / s_certified / s_oracle (docs) is printed.
 #include "reference/certified_choice.hpp"

@@ -1,4 +1,4 @@
-// The multi-GPU host path's settings (issue 8): OZDGEMM_DEVICES's and OZDGEMM_HOST_FAIL_AFTER's
+// The multi-GPU host path's settings: OZDGEMM_DEVICES's and OZDGEMM_HOST_FAIL_AFTER's
 // syntax (src/dispatch/settings), OZDGEMM_DEVICES resolved against the GPU count
 // (src/dispatch/device_select), and the 90%-of-free-memory rule that the host path and the
 // engine's workspaces share (src/engine/handle_context).

@@ -1,7 +1,7 @@
 // The automatic moduli count (core/moduli_choice.hpp, reference/auto_reference.hpp):
 // - the exponents derived for every s from one pass of statistics equal the scaling pass's;
 // - the chooser returns the smallest s meeting the target, or none;
-// - on the input sets of issue 5, auto at target `native` never picks an s whose measured
+// - on the input sets, auto at target `native` never picks an s whose measured
 //   errors (vs double-double) exceed the native stand-in's in either metric, and picks at
 //   most one more than the oracle s (brute force); a bits target is met as measured.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The auto-mode performance model (dispatch/performance_model.cpp, docs/performance.md) against
 // the H200 measurements it is calibrated on: the full sweep at 58bc1ab
-// (bench/results/2026-11-30_h200_58bc1ab_overlap/sweep/bench.csv, cuBLASLt backend, phi = 0.5
+// (bench/results/speed/bench.csv, cuBLASLt backend, phi = 0.5
 // and 4, s = 14, 15, 16, 18, both scaling modes, n >= 2048). These are recorded
 // measurements, not outputs of the code under test: the test pins the promise the model makes.
 //   safety:  where emulation measured no faster than native, auto picks native;

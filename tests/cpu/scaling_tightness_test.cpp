@@ -1,5 +1,5 @@
 // How many bits each scaling rule keeps, against the prototypes of
-// support/scaling_prototypes.hpp (issue 5, deliverable 2). The CI test checks that every
+// support/scaling_prototypes.hpp. The CI test checks that every
 // prototype keeps the CRT bound (so the pipeline recovers A'B' exactly and the result obeys
 // the truncation bound); the table is run by hand:
 //   OZDGEMM_TIGHT_N=512 build/ozdgemm_cpu_tests --gtest_also_run_disabled_tests

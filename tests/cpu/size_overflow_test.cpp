@@ -1,4 +1,4 @@
-// Sizes from callers are untrusted (issue 6, security): 2^31- to 2^62-scale dimensions and
+// Sizes from callers are untrusted: 2^31- to 2^62-scale dimensions and
 // leading dimensions, whose products overflow int64_t or size_t, go through the argument
 // checks of ozdgemm_dgemm and ozdgemm_dgemm_reference and come back as a clean status
 // without allocating, reading or writing anything.

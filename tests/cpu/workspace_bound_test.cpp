@@ -1,4 +1,4 @@
-// The engine's workspace against issue 4's bound, s(m+n)k + (s+4)mn bytes (an implementation
+// The engine's workspace against the workspace bound, s(m+n)k + (s+4)mn bytes (an implementation
 // that reduces every INT32 product to bytes before the next): where the INT32 products of all
 // of C would exceed it, the GEMM and CRT steps run on blocks of rows of C (engine/emulate.cpp,
 // rule_row_block), and the workspace must then fit the bound whenever blocks of at least 1024

@@ -1,4 +1,4 @@
-// libFuzzer target (issue 6, tools): the input bytes choose
+// libFuzzer target: the input bytes choose
 //   1. arguments for the checks of ozdgemm_dgemm and ozdgemm_dgemm_reference: op characters
 //      and enums (valid and not), m, n, k, ld from 2^31- to 2^63-scale values, negatives,
 //      options, null and poisoned pointers. An oracle written from the documented rules (not

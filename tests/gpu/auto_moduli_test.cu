@@ -1,4 +1,4 @@
-// The automatic moduli count on the GPU (issue 5):
+// The automatic moduli count on the GPU:
 //   - bit identity with the host reference's auto path: the same chosen s (or the same "none")
 //     and the same bits, over the phi families and the adversarial sets, both scaling modes,
 //     targets native, max and a number of bits (n = 256..512: the host reference is O(s n^3));

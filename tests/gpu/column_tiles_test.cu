@@ -24,7 +24,10 @@ struct tiled_case {
   bool special;  // Inf and NaN in A
 };
 
-TEST_F(GpuTest, ColumnTilesReusingAMatchOneCallBitwise) {
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class ColumnTiles : public GpuTest {};
+
+TEST_F(ColumnTiles, ReusingAMatchOneCallBitwise) {
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
   const int s = 14;
   std::mt19937_64 g(11);
@@ -86,7 +89,7 @@ TEST_F(GpuTest, ColumnTilesReusingAMatchOneCallBitwise) {
   }
 }
 
-TEST_F(GpuTest, ReuseOfAIsRefusedWithAccurateScaling) {
+TEST_F(ColumnTiles, ReuseOfAIsRefusedWithAccurateScaling) {
   device_buffer<double> a(16 * 16), b(16 * 16), c(16 * 16);
   device_buffer<char> ws(
       emulation_workspace_bytes(16, 16, 16, moduli_setting::fixed(8), scaling_mode::accurate));

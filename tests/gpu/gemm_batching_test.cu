@@ -35,7 +35,10 @@ std::vector<double> run(cublasHandle_t h, gemm_batching batching, scaling_mode m
   return c.to_host();
 }
 
-TEST_F(GpuTest, BatchedAndLoopedModulusGemmsAgreeBitwise) {
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class GemmBatching : public GpuTest {};
+
+TEST_F(GemmBatching, BatchedAndLoopedModulusGemmsAgreeBitwise) {
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
   std::mt19937_64 g(5);
   std::normal_distribution<double> nd;

@@ -113,7 +113,10 @@ class lt_watch {
 // that faster (fallbacks excluded).
 long long served(const lt_counts& d) { return d.matmuls + d.cublas_chosen; }
 
-TEST_F(GpuTest, LtBackendMatchesCublasBitwiseThroughTheCApi) {
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class Int8GemmBackend : public GpuTest {};
+
+TEST_F(Int8GemmBackend, LtBackendMatchesCublasBitwiseThroughTheCApi) {
   backend_scope restore;
   const api_case cases[] = {
       {300, 200, 500, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::accurate},
@@ -166,7 +169,7 @@ std::vector<double> run_engine(cublasHandle_t h, int8_gemm_backend backend,
   return c.to_host();
 }
 
-TEST_F(GpuTest, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
+TEST_F(Int8GemmBackend, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
   backend_scope restore;
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
   for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
@@ -195,7 +198,7 @@ TEST_F(GpuTest, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
 // over the timing threshold. Its plan is made once (the second call makes none) and timed
 // (cuBLASLt's candidates and cublasGemmEx), the faster serves both calls, and the bits are
 // cublas's.
-TEST_F(GpuTest, LtBackendTimesALargeShapeOnceAndMatches) {
+TEST_F(Int8GemmBackend, LtBackendTimesALargeShapeOnceAndMatches) {
   backend_scope restore;
   const api_case t{2048, 2064, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
   api_inputs in(t);
@@ -253,7 +256,7 @@ cublas_won run_lt_with_cublas_winning(cublasHandle_t h, const api_case& t, const
 
 // A timed shape that cublasGemmEx wins is handed to cublasGemmEx by its plan: cublas's bits,
 // counted as chosen and not as a fallback, and the next call reuses the plan the same way.
-TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
+TEST_F(Int8GemmBackend, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
   backend_scope restore;
   const api_case t{2048, 2112, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
   const cublas_won r = run_lt_with_cublas_winning(handle_, t, "timing chose cublasGemmEx");
@@ -267,7 +270,7 @@ TEST_F(GpuTest, LtBackendHandsATimedShapeToCublasGemmExWhenItWins) {
 // accumulates, cannot be timed, and starts 131056 bytes into the operands (another alignment,
 // so another plan): it follows the first block's choice, so that no k-block of the product
 // runs on cuBLASLt. 80 x 80 x 2 k-blocks, s = 14: each block's batched GEMM is over 2^33.
-TEST_F(GpuTest, LtBackendLaterKBlocksFollowTheTimedChoice) {
+TEST_F(Int8GemmBackend, LtBackendLaterKBlocksFollowTheTimedChoice) {
   backend_scope restore;
   const api_case t{80, 80, 2 * 131056, CUBLAS_OP_T, CUBLAS_OP_N, 0, 14, ozdgemm::scaling::fast};
   const cublas_won r =
@@ -282,7 +285,7 @@ TEST_F(GpuTest, LtBackendLaterKBlocksFollowTheTimedChoice) {
 // plan exists (made eagerly) and for shapes first seen under capture: a small one, and a large
 // one, which gets the heuristic's first algorithm without timing (no synchronisation may
 // happen under capture) and is timed by the next eager call that overwrites its C.
-TEST_F(GpuTest, LtBackendUnderGraphCapture) {
+TEST_F(Int8GemmBackend, LtBackendUnderGraphCapture) {
   backend_scope restore;
   cudaStream_t st;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -342,7 +345,7 @@ TEST_F(GpuTest, LtBackendUnderGraphCapture) {
 }
 
 // A cuBLASLt call that fails hands its GEMM to cublasGemmEx: same bits, nothing lost.
-TEST_F(GpuTest, LtFailureFallsBackToCublasWithTheSameBits) {
+TEST_F(Int8GemmBackend, LtFailureFallsBackToCublasWithTheSameBits) {
   backend_scope restore;
   const api_case t{300, 200, 500, CUBLAS_OP_N, CUBLAS_OP_N, 1, 14, ozdgemm::scaling::accurate};
   api_inputs in(t);
@@ -371,7 +374,7 @@ TEST_F(GpuTest, LtFailureFallsBackToCublasWithTheSameBits) {
 // The lt backend's workspace counts against OZDGEMM_MAX_WORKSPACE: a cap that fits the cublas
 // backend's workspace but not the lt one refuses the call (ALLOC_FAILED, C untouched); the lt
 // workspace exactly succeeds, with cublas's bits.
-TEST_F(GpuTest, LtWorkspaceIsCountedByTheWorkspaceCap) {
+TEST_F(Int8GemmBackend, LtWorkspaceIsCountedByTheWorkspaceCap) {
   backend_scope restore;
   struct cap_scope {
     ~cap_scope() { set_workspace_cap(0); }

@@ -134,8 +134,11 @@ TEST_P(PlaneWriter, BoundPlaneMatchesHostByteForByte) {
   EXPECT_EQ(bad, 0);
 }
 
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class PlaneWriterAlpha : public GpuTest {};
+
 // alpha == 0 on the device: the operand must not be read and every plane is zero.
-TEST_F(GpuTest, PlaneWriterWritesZerosWhenAlphaIsZero) {
+TEST_F(PlaneWriterAlpha, WritesZerosWhenAlphaIsZero) {
   const shape sh{37, 200, false};
   const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
   const detail::modulus_table& tb = detail::moduli_for(14);

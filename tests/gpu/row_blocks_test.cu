@@ -1,5 +1,5 @@
 // The GEMM and CRT steps run per block of rows of C when the products of all of C would take
-// the workspace past issue 4's bound (engine/emulate.cpp, rule_row_block). Blocks must change
+// the workspace past the workspace bound (engine/emulate.cpp, rule_row_block). Blocks must change
 // nothing: here they are forced small (a few blocks of 32-48 rows, the last one partial) and
 // every element is compared bit for bit with the host reference, for both scaling modes,
 // both ways of issuing the modulus GEMMs, two k-blocks, alpha/beta, both layouts of op(A),

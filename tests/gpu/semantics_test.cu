@@ -21,7 +21,10 @@ std::vector<double> random_matrix(int64_t rows, int64_t cols, double phi, uint64
   return x;
 }
 
-TEST_F(GpuTest, InvalidArgumentsReturnCublasStatusAndLeaveCUntouched) {
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class Semantics : public GpuTest {};
+
+TEST_F(Semantics, InvalidArgumentsReturnCublasStatusAndLeaveCUntouched) {
   const int64_t n = 8;
   device_buffer<double> a(std::vector<double>(n * n, 1.0)), b(std::vector<double>(n * n, 1.0));
   device_buffer<double> c(std::vector<double>(n * n, 42.0));
@@ -58,7 +61,7 @@ TEST_F(GpuTest, InvalidArgumentsReturnCublasStatusAndLeaveCUntouched) {
   for (double x : c.to_host()) ASSERT_EQ(x, 42.0);
 }
 
-TEST_F(GpuTest, TrivialSizes) {
+TEST_F(Semantics, TrivialSizes) {
   device_buffer<double> c(std::vector<double>(12, 3.0));
   const double one = 1.0, half = 0.5;
   // m == 0: no-op.
@@ -73,7 +76,7 @@ TEST_F(GpuTest, TrivialSizes) {
   for (double x : c.to_host()) EXPECT_EQ(x, 1.5);
 }
 
-TEST_F(GpuTest, OneHandleAcrossStreamsAndGraphCapture) {
+TEST_F(Semantics, OneHandleAcrossStreamsAndGraphCapture) {
   const int64_t m = 300, n = 200, k = 500;
   const auto ha = random_matrix(m, k, 1.0, 1), hb = random_matrix(k, n, 1.0, 2);
   device_buffer<double> a(ha), b(hb), c1(m * n), c2(m * n), c3(m * n);
@@ -117,7 +120,7 @@ TEST_F(GpuTest, OneHandleAcrossStreamsAndGraphCapture) {
 // Measured, not assumed: errors of native cublasDgemm and ozdgemm against a double-double
 // reference on sampled entries. At s = 20 the truncation error is ~2^-70 relative to
 // (|A||B|)_ij, far below native's rounding, so ozdgemm must be at least as accurate.
-TEST_F(GpuTest, AccuracyAgainstNativeDgemm) {
+TEST_F(Semantics, AccuracyAgainstNativeDgemm) {
   for (int64_t n : {1024, 2048})
     for (double phi : {0.5, 2.0}) {
       const auto ha = random_matrix(n, n, phi, 10 + n), hb = random_matrix(n, n, phi, 20 + n);

@@ -1,4 +1,4 @@
-// Valid sizes whose workspace cannot be allocated (issue 6, security): ozdgemm_dgemm returns
+// Valid sizes whose workspace cannot be allocated: ozdgemm_dgemm returns
 // OZDGEMM_STATUS_ALLOC_FAILED (cuBLAS: CUBLAS_STATUS_ALLOC_FAILED) with C untouched and
 // nothing read, and the handle keeps working: the next ordinary call succeeds and is correct.
 // (Sizes whose workspace cannot even be counted are refused before the handle is used:

@@ -28,7 +28,10 @@ std::vector<double> uniform(size_t count, uint64_t seed) {
   return x;
 }
 
-TEST_F(GpuTest, WorkspaceCapRefusesThenRecovers) {
+// The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
+class WorkspaceLimits : public GpuTest {};
+
+TEST_F(WorkspaceLimits, WorkspaceCapRefusesThenRecovers) {
   const int64_t n = 384;
   const auto ha = uniform(n * n, 1), hb = uniform(n * n, 2), hc = uniform(n * n, 3);
   device_buffer<double> a(ha), b(hb), c(hc);
@@ -68,7 +71,7 @@ TEST_F(GpuTest, WorkspaceCapRefusesThenRecovers) {
   cudaStreamDestroy(s2);
 }
 
-TEST_F(GpuTest, WorkspaceNeverTakesMostOfTheFreeMemory) {
+TEST_F(WorkspaceLimits, WorkspaceNeverTakesMostOfTheFreeMemory) {
   // A problem whose workspace would fit in the free device memory but take ~95% of it is
   // refused up front (ALLOC_FAILED, C untouched) instead of exhausting the GPU.
   size_t free_bytes = 0, total = 0;

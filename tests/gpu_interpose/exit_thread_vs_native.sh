@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # exit() from main while another thread is inside cuBLAS, with and without the library.
-# On the H200 machine the plain program (no library) crashes in CUDA's own teardown every time
-# (bench/results/2026-11-29_h200_a93f5b3_gpu_full: 3 of 3 runs, SIGSEGV): that is CUDA's
+# On an H200 the plain program (no library) crashed in CUDA's own teardown in 3 of 3 runs
+# (SIGSEGV, bench/results/gpu_tests/README.md): that is CUDA's
 # behaviour, which the library cannot change. So the preloaded run must do no worse than the
 # native one: if the native program exits 0, the preloaded one must too; if native crashes,
 # the test reports "skipped" (77) with the reason rather than pass or blame the library.

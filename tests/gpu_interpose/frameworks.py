@@ -2,11 +2,16 @@
 
 Prints, for each framework, the size, the max error relative to (|A||B|) against NumPy's
 float64 product computed on the CPU, and whether the run worked. The caller reads the library's
-debug log to see whether the calls were intercepted.
+debug log to see whether the calls were intercepted. Exits 77 (skipped) when neither framework
+is installed with a usable GPU; a framework that is not installed is reported and left out.
 """
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    print("numpy not installed: not run", flush=True)
+    sys.exit(77)
 
 
 def check(name, matmul, n=2048):
@@ -33,11 +38,28 @@ def cupy_matmul(a, b):
     return cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))
 
 
+def usable(name):
+    """Whether the framework is installed and sees a GPU."""
+    try:
+        if name == "torch":
+            import torch
+            return torch.cuda.is_available()
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception as e:  # not installed, or no driver
+        print(f"{name}: not run ({type(e).__name__}: {e})", flush=True)
+        return False
+
+
 results = []
 for name, fn in (("torch", torch_matmul), ("cupy", cupy_matmul)):
+    if not usable(name):
+        continue
     try:
         results.append(check(name, fn))
     except Exception as e:  # report, do not hide
         print(f"{name}: error {type(e).__name__}: {e}", flush=True)
         results.append(False)
+if not results:
+    sys.exit(77)
 sys.exit(0 if all(results) else 1)

@@ -1,4 +1,4 @@
-// A plain cuBLAS program for the lifecycle and fault tests of issue 6, run under
+// A plain cuBLAS program for the lifecycle and fault tests, run under
 // LD_PRELOAD=libozdgemm.so (usually OZDGEMM_MODE=emulate) by tests/gpu_interpose/CMakeLists.txt,
 // which also checks the library's log. One mode per run:
 //   graph           an emulated cublasDgemm captured into a CUDA graph after a warm call on the

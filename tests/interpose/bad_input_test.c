@@ -10,8 +10,9 @@
  *     for the emulation (s >= 14) and tight enough to catch a wrong operand or stride, and the
  *     padding of C untouched.
  * Without the library both runs are reference BLAS (the program checks itself); under
- * libozdgemm_fake_offload.so the non-trivial calls are served by the hooks' translation; on the
- * GPU machine with OZDGEMM_MODE=emulate by the emulation. Prints "N cases, M matched". */
+ * libozdgemm_fake_offload.so the non-trivial calls are served by the hooks' translation; on
+ * a machine with a GPU, with OZDGEMM_MODE=emulate, by the emulation. Prints "N cases, M matched".
+ */
 #include <cblas.h>
 #include <ctype.h>
 #include <dlfcn.h>

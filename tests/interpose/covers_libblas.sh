@@ -2,7 +2,7 @@
 # Every function Debian's reference libblas.so.3 defines is exported by libozdgemm.so (as a hook
 # or a forwarder), so a program linked with -lozdgemm in place of -lblas finds all of them.
 # Usage: covers_libblas.sh LIBOZDGEMM [REFERENCE_LIBBLAS]   (exit 77, skipped, without nm or
-# the reference library, e.g. on the GPU machine)
+# the reference library, e.g. on a machine with a GPU)
 set -euo pipefail
 lib=${1:?usage: covers_libblas.sh LIBOZDGEMM [REFERENCE_LIBBLAS]}
 ref=${2:-/usr/lib/x86_64-linux-gnu/blas/libblas.so.3}

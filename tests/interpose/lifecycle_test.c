@@ -1,5 +1,5 @@
-/* Process lifecycle under the interposer, on the host path (runs in CI, no GPU needed; on the
- * GPU machine with OZDGEMM_MODE=emulate the parent's calls are emulated):
+/* Process lifecycle under the interposer, on the host path (runs in CI, no GPU needed; on
+ * a machine with a GPU, with OZDGEMM_MODE=emulate, the parent's calls are emulated):
  *   lifecycle_test no-dgemm   a program that never calls DGEMM (only another BLAS routine)
  *                             must not initialise CUDA nor load cuBLAS: neither libcuda nor
  *                             libcublas/libcublasLt is mapped at exit time;

@@ -10,7 +10,7 @@
 #   --expect ENTRY    the log has a decision line for ENTRY ("] ENTRY m=.. n=.. k=.. -> ...");
 #                     repeatable. Where the log says no GPU serves host calls, every such line
 #                     must read "-> native (REASON" with a reason; with
-#                     OZDGEMM_TEST_EXPECT_EMULATED=1 in the environment (GPU machine,
+#                     OZDGEMM_TEST_EXPECT_EMULATED=1 in the environment (a machine with a GPU,
 #                     OZDGEMM_MODE=emulate), at least one must read "-> emulated".
 #   --forbid ENTRY    the log has no decision line for ENTRY; repeatable
 #   --grep REGEX      the log has a line matching REGEX (grep -E); repeatable

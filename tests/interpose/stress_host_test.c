@@ -4,7 +4,7 @@
  * together, so the library's one-time set-up (settings, logger, CPU BLAS resolution, host
  * path) is raced on the first call. Prints threads x calls and the wall time. Under the
  * preloaded library without a GPU the calls go to the CPU BLAS; under the fake host path they
- * are served from the hooks' translation; on the GPU machine with OZDGEMM_MODE=emulate, by the
+ * are served from the hooks' translation; on a machine with a GPU with OZDGEMM_MODE=emulate, by the
  * GPU host path. */
 #include <cblas.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
 #   btl_vader_single_copy_mechanism none   no cross-memory attach (ptrace is denied in most
 #                                     containers, which makes vader print warnings or fail)
 #   --allow-run-as-root               CI runs as root
-# OZDGEMM_MPIRUN overrides the mpirun binary (a carried Open MPI on the GPU machine).
+# OZDGEMM_MPIRUN overrides the mpirun binary (an Open MPI installed elsewhere).
 mpirun_cmd=("${OZDGEMM_MPIRUN:-mpirun}" -np "${NP:-4}" --oversubscribe --bind-to none
             --mca plm_rsh_agent false --mca oob_tcp_if_include lo --mca btl self,vader
             --mca btl_vader_single_copy_mechanism none)

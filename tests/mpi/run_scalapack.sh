@@ -8,8 +8,8 @@
 #     fell back after a failure and nothing was logged as an error;
 #   - without a GPU (CI): every call went to the CPU BLAS with a reason, and so the results are
 #     bit-identical to the run without the library (cmp of every saved file);
-#   - with OZDGEMM_TEST_EXPECT_EMULATED=1 (GPU machine, OZDGEMM_MODE=emulate): the rank emulated
-#     dgemm_ calls on GPU (local rank mod GPU count), and logged that choice.
+#   - with OZDGEMM_TEST_EXPECT_EMULATED=1 (a machine with a GPU, OZDGEMM_MODE=emulate): the rank
+#     emulated dgemm_ calls on GPU (local rank mod GPU count), and logged that choice.
 #
 # Usage: run_scalapack.sh LIBOZDGEMM PROGRAM WORKDIR
 # Environment: OZDGEMM_MPIRUN (mpirun to use), NP (4: the grid is 2 x 2), OZDGEMM_* (passed on).
@@ -18,6 +18,10 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=mpirun_flags.sh
 source "$here/mpirun_flags.sh"
+if [[ ${OZDGEMM_TEST_EXPECT_EMULATED:-0} == 1 ]] && ! nvidia-smi -L > /dev/null 2>&1; then
+  echo "OZDGEMM_TEST_EXPECT_EMULATED=1 without a usable GPU: not run"
+  exit 77
+fi
 lib=$1 program=$2 work=$3
 np=${NP:-4}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The library's handling of a hostile environment (issue 6, security), on a real program
+# The library's handling of a hostile environment, on a real program
 # (settings_probe) and a real file system:
 #   1. OZDGEMM_LOG_FILE is created with mode 0644 even under umask 000, and appended to;
 #   2. a symbolic link at OZDGEMM_LOG_FILE (to an existing file, or dangling) is not followed:

@@ -1,4 +1,4 @@
-// The input sets of issue 5 (automatic moduli count): phi families, non-negative data, rows
+// The input sets (automatic moduli count): phi families, non-negative data, rows
 // and columns scaled by 2^+-40, one huge row, near-cancelling rows. Shared by the CPU tests
 // (tests/cpu/auto_eval.hpp), the GPU tests and the accuracy report (bench/accuracy_report.cu).
 // Plain C++, no GMP or CUDA.

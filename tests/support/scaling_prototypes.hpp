@@ -1,5 +1,5 @@
 // Prototype scaling rules, host only, for measuring how many bits each rule keeps against
-// what the CRT bound allows (issue 5, deliverable 2). Not used by the pipeline: the rules in
+// what the CRT bound allows. Not used by the pipeline: the rules in
 // core/scaling_rules.hpp are shared with the kernels and change only with the lead.
 //
 // Every rule returns exponents with sum_l |A'_il||B'_lj| <= L for all (i, j) (proofs below),

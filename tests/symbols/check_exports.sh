@@ -2,7 +2,7 @@
 # Checks the dynamic symbol table and NEEDED entries of libozdgemm.so:
 #   - every defined dynamic symbol matches a line of the allow-list (exact name or glob);
 #   - no fmt/spdlog symbol is exported (they are header-only and must stay private);
-#   - libspdlog/libfmt are not NEEDED (the GPU machine has neither);
+#   - libspdlog/libfmt are not NEEDED (a machine with a GPU has neither);
 #   - libcublas/libcublasLt are not NEEDED: the library loads cuBLAS on first use
 #     (src/common/cublas_api.hpp), since cuBLASLt's load-time constructor costs every process
 #     that preloads the library, DGEMM or not, ~80 ms and ~95 MB.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the whole GPU test suite (issue 6), on the GPU machine, from the repo
-# root with build/ (or the slim copy .devbuild/, scripts/make_devbuild.sh) carried over.
+# compute-sanitizer over the GPU test suite, on a machine with a GPU (ctest label sanitize;
+# scripts/gpu_check.sh sanitize).
 #
 #  1. memcheck over every GoogleTest in ozdgemm_gpu_tests, cuBLAS's kernels included (an
 #     undersized workspace shows up there), except the n = 4096 accuracy cases: they run the
@@ -14,41 +14,41 @@
 #     sanitizer supports --kernel-name: cuBLAS's kernels are not ours to fix. Except: with that
 #     filter, racecheck (2025.3.1, H200) stops every k-blocked problem (k > 2^17, the INT8 GEMMs
 #     accumulate into C and the fold kernel runs) with "Internal Sanitizer Error: The Sanitizer
-#     failed to handle a hardware exception", while the same tests pass natively (20 of 20
-#     repeats), under memcheck and under unfiltered racecheck (bench/results/
-#     2026-11-29_h200_2bc66fe_sanitize). Those tests run under racecheck unfiltered.
+#     failed to handle a hardware exception", while the same tests pass natively, under memcheck
+#     and under unfiltered racecheck. Those tests run under racecheck unfiltered.
 #  3. memcheck over the programs that run under LD_PRELOAD (--target-processes all): the
 #     intercepted cuBLAS client, the host path against the device path, bad input, a short
 #     stress run, graph capture and an injected kernel fault.
 #
-# The GoogleTest runs go in parallel (about 4 minutes in all instead of about 8; SANITIZE_PARALLEL=0
-# runs them one after another), then the programs one by one.
-#
-# Every run must end with "ERROR SUMMARY: 0 errors" (racecheck: "0 hazards ... (0 errors") and
-# exit 0. Logs and summary.txt go to
-# $OUT/sanitize/. Exit status 0 only when every run passed. Time limits per run come from
+# The GoogleTest runs go in parallel (SANITIZE_PARALLEL=0 runs them one after another), then the
+# programs one by one. Every run must end with "ERROR SUMMARY: 0 errors" (racecheck: "0 hazards
+# ... (0 errors") and exit 0; logs and summary.txt go to WORKDIR. Exit status 0 only when every
+# run passed, 77 (skipped) without compute-sanitizer or a GPU. Time limits per run come from
 # SANITIZE_GTEST_TIMEOUT (default 240 s) and SANITIZE_CLIENT_TIMEOUT (default 90 s); a run cut
 # short is a failure, and its log shows how far it got.
+#
+# Usage: compute_sanitizer.sh BUILD_DIR WORKDIR
 set -uo pipefail
-[[ -e build ]] || ln -s .devbuild build
-W=${OUT:-./out}/sanitize
+build=$(cd "${1:?usage: compute_sanitizer.sh BUILD_DIR WORKDIR}" && pwd)
+W=${2:?usage: compute_sanitizer.sh BUILD_DIR WORKDIR}
 mkdir -p "$W"
 W=$(cd "$W" && pwd)
-root=$PWD
 cs=${COMPUTE_SANITIZER:-compute-sanitizer}
 gtest_timeout=${SANITIZE_GTEST_TIMEOUT:-240}
 client_timeout=${SANITIZE_CLIENT_TIMEOUT:-90}
 filter=${SANITIZE_GTEST_FILTER:-'-*_n4096'}
-race_default='Cases/BitIdentity.*:Sets/AutoModuliIdentity.*256x256x256*:GpuTest.ColumnTiles*'
-race_default+=':GpuTest.OneHandle*:GpuTest.TrivialSizes:AutoModuliApi.*'
+race_default='Cases/BitIdentity.*:Sets/AutoModuliIdentity.*256x256x256*:ColumnTiles.*'
+race_default+=':Semantics.OneHandle*:Semantics.TrivialSizes:AutoModuliApi.*'
 race_filter=${SANITIZE_RACE_FILTER:-$race_default}
 # The k-blocked tests of race_filter (see 2. above): racecheck without the kernel filter.
-race_kblocked=${SANITIZE_RACE_KBLOCKED:-'*x131195_*:*x262184_*:GpuTest.ColumnTiles*'}
+race_kblocked=${SANITIZE_RACE_KBLOCKED:-'*x131195_*:*x262184_*:ColumnTiles.*'}
 summary=$W/summary.txt
 status=0
 : > "$summary"
 
-command -v "$cs" > /dev/null || { echo "no compute-sanitizer on PATH" | tee -a "$summary"; exit 2; }
+command -v "$cs" > /dev/null || { echo "no compute-sanitizer on PATH: not run" | tee -a "$summary"; exit 77; }
+command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1 ||
+  { echo "no GPU: not run" | tee -a "$summary"; exit 77; }
 "$cs" --version | tail -n 1 | tee -a "$summary"
 ours=()
 if "$cs" --help 2>&1 | grep -q -- '--kernel-name'; then ours=(--kernel-name kns=ozdgemm); fi
@@ -68,7 +68,7 @@ record() {
   fi
 }
 
-gtests=$root/build/ozdgemm_gpu_tests
+gtests=$build/ozdgemm_gpu_tests
 # gtest_run NAME TOOL FILTER [SANITIZER OPTIONS...]: one sanitizer run over ozdgemm_gpu_tests.
 gtest_run() {
   local name=$1 tool=$2 f=$3 total log start
@@ -109,12 +109,12 @@ client() {
   shift
   local log=$W/client_$name.log start=$SECONDS
   timeout "$client_timeout" "$cs" --tool memcheck --target-processes all --error-exitcode 9 \
-    env LD_PRELOAD="$root/build/libozdgemm.so" LD_LIBRARY_PATH="$root/build/runtime-libs" \
+    env LD_PRELOAD="$build/libozdgemm.so" LD_LIBRARY_PATH="$build/runtime-libs" \
     OZDGEMM_LOG_LEVEL=info OZDGEMM_LOG_FILE="$W/client_$name.ozdgemm.log" "${envs[@]}" "$@" \
     > "$log" 2>&1
   record "memcheck $name ($((SECONDS - start)) s)" $? "$log"
 }
-t=$root/build/tests
+t=$build/tests
 client cublas_client OZDGEMM_MODE=emulate -- "$t/cublas_client"
 client host_path OZDGEMM_MODE=emulate OZDGEMM_MODULI=14 OZDGEMM_HOST_TILE=256 -- "$t/host_path_client"
 client bad_input OZDGEMM_MODE=emulate -- "$t/bad_input_client"
@@ -123,5 +123,5 @@ client graph_capture OZDGEMM_MODE=emulate -- "$t/lifecycle_client" graph
 client fault_kernel OZDGEMM_MODE=emulate OZDGEMM_INJECT_FAULT=kernel:2 -- "$t/lifecycle_client" fault
 
 grep -q '^FAIL' "$summary" && status=1  # runs in the background could not set it
-echo "== gpu_sanitize: $([[ $status == 0 ]] && echo PASSED || echo FAILED)" | tee -a "$summary"
+echo "== compute_sanitizer: $([[ $status == 0 ]] && echo PASSED || echo FAILED)" | tee -a "$summary"
 exit $status
