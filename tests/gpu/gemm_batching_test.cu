@@ -5,35 +5,12 @@
 #include <vector>
 
 #include "engine/emulate.hpp"
+#include "engine_product.hpp"
 #include "gpu_fixture.hpp"
 
 namespace {
 
 using namespace ozdgemm::detail;
-
-std::vector<double> run(cublasHandle_t h, gemm_batching batching, scaling_mode mode, int64_t m,
-                        int64_t n, int64_t k, const std::vector<double>& ha,
-                        const std::vector<double>& hb) {
-  device_buffer<double> a(ha), b(hb), c(m * n);
-  void* ws = nullptr;
-  EXPECT_EQ(cudaMalloc(&ws, emulation_workspace_bytes(m, n, k, moduli_setting::fixed(16), mode)),
-            cudaSuccess);
-  const gemm_problem p{m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::t, b.ptr, n),
-                       c.ptr, m};
-  device_gemm call{p,
-                   scalar_arg{nullptr, 1.0},
-                   scalar_arg{nullptr, 0.0},
-                   moduli_setting::fixed(16),
-                   mode,
-                   nullptr,
-                   h,
-                   nullptr,
-                   batching};
-  enqueue_emulation(call, ws);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  cudaFree(ws);
-  return c.to_host();
-}
 
 // The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
 class GemmBatching : public GpuTest {};
@@ -49,8 +26,10 @@ TEST_F(GemmBatching, BatchedAndLoopedModulusGemmsAgreeBitwise) {
       std::vector<double> ha(m * k), hb(n * k);
       for (double& x : ha) x = nd(g) * std::exp(2.0 * nd(g));
       for (double& x : hb) x = nd(g);
-      const auto batched = run(handle_, gemm_batching::batched, mode, m, n, k, ha, hb);
-      const auto looped = run(handle_, gemm_batching::looped, mode, m, n, k, ha, hb);
+      const auto batched = ozdgemm::gpu_test::run_engine(
+          handle_, int8_gemm_backend::setting, gemm_batching::batched, mode, m, n, k, ha, hb);
+      const auto looped = ozdgemm::gpu_test::run_engine(
+          handle_, int8_gemm_backend::setting, gemm_batching::looped, mode, m, n, k, ha, hb);
       EXPECT_EQ(batched, looped) << m << "x" << n << "x" << k;
       int64_t nonzero = 0;
       for (double x : batched) nonzero += x != 0.0;

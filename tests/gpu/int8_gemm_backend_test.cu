@@ -16,6 +16,7 @@
 #include "engine/handle_context.hpp"
 #include "engine/int8_gemm.hpp"
 #include "engine/int8_gemm_lt.hpp"
+#include "engine_product.hpp"
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.hpp"
 
@@ -142,33 +143,6 @@ TEST_F(Int8GemmBackend, LtBackendMatchesCublasBitwiseThroughTheCApi) {
   ozdgemm_release_handle(handle_);
 }
 
-// Through the engine: one strided-batched call over the moduli and one call per modulus, each
-// backend with a workspace sized for it.
-std::vector<double> run_engine(cublasHandle_t h, int8_gemm_backend backend,
-                               gemm_batching batching, scaling_mode mode, int64_t m, int64_t n,
-                               int64_t k, const std::vector<double>& ha,
-                               const std::vector<double>& hb) {
-  device_buffer<double> a(ha), b(hb), c(m * n);
-  device_buffer<char> ws(
-      emulation_workspace_bytes(m, n, k, moduli_setting::fixed(16), mode, backend));
-  EXPECT_NE(ws.ptr, nullptr);
-  const gemm_problem p{m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::t, b.ptr, n),
-                       c.ptr, m};
-  device_gemm call{p,
-                   scalar_arg{nullptr, 1.0},
-                   scalar_arg{nullptr, 0.0},
-                   moduli_setting::fixed(16),
-                   mode,
-                   nullptr,
-                   h,
-                   nullptr,
-                   batching};
-  call.int8_gemm = backend;
-  EXPECT_EQ(enqueue_emulation(call, ws.ptr), 16);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return c.to_host();
-}
-
 TEST_F(Int8GemmBackend, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
   backend_scope restore;
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
@@ -181,10 +155,11 @@ TEST_F(Int8GemmBackend, LtBackendMatchesCublasBitwiseBatchedAndLooped) {
                                         << (batching == gemm_batching::batched ? "batched"
                                                                                : "looped"));
         const auto ha = random_values(m * k, 2.0, 5), hb = random_values(n * k, 0.0, 6);
-        const auto ref =
-            run_engine(handle_, int8_gemm_backend::cublas, batching, mode, m, n, k, ha, hb);
+        const auto ref = ozdgemm::gpu_test::run_engine(handle_, int8_gemm_backend::cublas, batching,
+                                                       mode, m, n, k, ha, hb);
         const lt_watch watch;
-        const auto lt = run_engine(handle_, int8_gemm_backend::lt, batching, mode, m, n, k, ha, hb);
+        const auto lt = ozdgemm::gpu_test::run_engine(handle_, int8_gemm_backend::lt, batching,
+                                                      mode, m, n, k, ha, hb);
         const lt_counts d = watch.done("engine case");
         EXPECT_TRUE(same_bits(ref, lt));
         EXPECT_GT(d.matmuls, 0) << "cuBLASLt served none of the GEMMs";  // small: never timed
