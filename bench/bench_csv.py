@@ -15,7 +15,7 @@ STAGES = [("stage_prep_ms", "scaling + residues"),
           ("stage_reduction_ms", "reduction (fused into CRT: 0)"),
           ("stage_crt_ms", "CRT + inverse scaling")]
 
-# Issue 4's targets: accuracy-matched speedup over native at (phi, square n).
+# The targets: accuracy-matched speedup over native at (phi, square n).
 TARGETS = {(0.5, 16384): 1.9, (0.5, 8192): 1.7, (0.5, 4096): 1.4, (0.5, 2048): 1.0,
            (4.0, 16384): 1.4}
 

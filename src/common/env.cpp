@@ -15,6 +15,8 @@ const char* setting_env(const char* name) noexcept {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
+const char* user_env(const char* name) noexcept { return setting_env(name); }
+
 const char* launcher_env(const char* name) noexcept {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? v : nullptr;

@@ -18,6 +18,11 @@ const char* setting_env(const char* name) noexcept;
 // wrote it; nullptr when unset or empty.
 const char* launcher_env(const char* name) noexcept;
 
+// A variable of the user's environment the library needs beyond its settings (HOME,
+// XDG_CACHE_HOME: where the calibration cache lives), read like the settings: nullptr when
+// unset, empty, or in secure-execution mode (the folder would be the unprivileged caller's).
+const char* user_env(const char* name) noexcept;
+
 // True when any OZDGEMM_* variable is set, whether or not setting_env honours it (the log says
 // so once in a secure-execution process).
 bool settings_in_environment() noexcept;

@@ -67,16 +67,20 @@ void log_call(const call_record& r) noexcept {
       ++t.calls;
       t.seconds += r.seconds;
     }
+    const char* on = r.gpu != nullptr ? ", " : "";
+    const char* gpu = r.gpu != nullptr ? r.gpu : "";
     if (r.result == outcome::emulated)
-      logger().debug("{} m={} n={} k={} -> emulated, s={} ({}; predicted native {:.3f} ms, "
-                     "emulated {:.3f} ms) {:.1f} us",
-                     r.entry, r.m, r.n, r.k, r.num_moduli, r.reason, r.predicted_native_ms,
-                     r.predicted_emulated_ms, r.seconds * 1e6);
+      logger().debug(
+          "{} m={} n={} k={} -> emulated, s={} ({}; predicted native {:.3f} ms, "
+          "emulated {:.3f} ms) {:.1f} us{}{}",
+          r.entry, r.m, r.n, r.k, r.num_moduli, r.reason, r.predicted_native_ms,
+          r.predicted_emulated_ms, r.seconds * 1e6, on, gpu);
     else
-      logger().debug("{} m={} n={} k={} -> {} ({}; predicted native {:.3f} ms, emulated {:.3f} ms) "
-                     "{:.1f} us",
-                     r.entry, r.m, r.n, r.k, to_string(r.result), r.reason, r.predicted_native_ms,
-                     r.predicted_emulated_ms, r.seconds * 1e6);
+      logger().debug(
+          "{} m={} n={} k={} -> {} ({}; predicted native {:.3f} ms, emulated {:.3f} ms) "
+          "{:.1f} us{}{}",
+          r.entry, r.m, r.n, r.k, to_string(r.result), r.reason, r.predicted_native_ms,
+          r.predicted_emulated_ms, r.seconds * 1e6, on, gpu);
   } catch (...) {
     // Logging must never take the host application down.
   }

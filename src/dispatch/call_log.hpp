@@ -17,6 +17,7 @@ struct call_record {
   int num_moduli;      // 0 when not emulated
   double predicted_native_ms, predicted_emulated_ms;
   double seconds;  // host time spent in the call (device calls: enqueue time only)
+  const char* gpu = nullptr;  // "GPU 0 (NVIDIA H200)": the GPU that ran or would have run it
 };
 
 void log_call(const call_record& r) noexcept;

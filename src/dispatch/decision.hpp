@@ -19,10 +19,14 @@ struct route {
 enum class call_site { device, host };
 
 // blocked: why emulation cannot serve this call at all (no CUDA in this process, a handle
-// state the emulation does not serve, no GPU for host calls), or null. Otherwise the mode
-// rules: native mode, emulate mode, and in auto mode the size floor (OZDGEMM_MIN_DIM) and the
-// performance model with its margin (OZDGEMM_AUTO_MARGIN), for the site's model.
+// state the emulation does not serve, a GPU it cannot run on, no GPU for host calls), or null.
+// Otherwise the mode rules: native mode, emulate mode, and in auto mode the size floor
+// (OZDGEMM_MIN_DIM) and the performance model with its margin (OZDGEMM_AUTO_MARGIN), for the
+// site's model with the rates of the GPU that would run the call.
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
-                   int64_t k, bool reads_c);
+                   int64_t k, bool reads_c, const gpu_rates& rates);
+
+// Whether auto mode's model decides this call (so that its GPU's rates are worth measuring).
+bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k);
 
 }  // namespace ozdgemm::detail

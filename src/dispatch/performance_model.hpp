@@ -1,13 +1,16 @@
 // The performance model of auto mode: predicted times of the native routine and of the
-// emulation for one call. Its rates were measured on an H200 with bench/ozdgemm_bench, and set
-// on the side that favours native (docs/performance.md): auto mode must never pick a slower
-// emulation. tests/cpu/performance_model_test.cpp holds it to the recorded sweep.
+// emulation for one call, from the rates of the GPU that runs it (dispatch/gpu_rates.hpp). On
+// the H200, where they were measured, they sit on the side that favours native
+// (docs/performance.md): auto mode must never pick a slower emulation.
+// tests/cpu/performance_model_test.cpp holds the model to the recorded H200 sweep and to a
+// roofline of every GPU of the published table.
 #pragma once
 
 #include <cstdint>
 
 #include "core/moduli_setting.hpp"
 #include "core/scaling_rules.hpp"
+#include "dispatch/gpu_rates.hpp"
 
 namespace ozdgemm::detail {
 
@@ -23,13 +26,14 @@ inline constexpr int kAutoModuliEstimate = 16;
 
 // Device-memory call: native cublasDgemm against the emulation on the same GPU. A per-call
 // choice (auto, certified) costs kAutoModuliEstimate moduli plus the choice's stream
-// synchronisation; certified also its band GEMMs and passes.
+// synchronisation; certified also its band GEMMs and passes. Rates with a rate missing (an
+// unknown GPU not calibrated) predict native faster.
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                          bool reads_c);
+                          bool reads_c, const gpu_rates& rates);
 
 // Host-memory call: the CPU BLAS against the transfers over the host link plus the emulation
 // as predict_device counts it.
 prediction predict_host(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                        bool reads_c);
+                        bool reads_c, const gpu_rates& rates);
 
 }  // namespace ozdgemm::detail

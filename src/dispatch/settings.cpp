@@ -92,6 +92,16 @@ config load() {
     else if (std::strcmp(v, "accurate") == 0) c.scaling = scaling_mode::accurate;
     else invalid("OZDGEMM_SCALING", v, "fast|accurate", "accurate");
   }
+  if (const char* v = env("OZDGEMM_CALIBRATE")) {
+    if (std::strcmp(v, "auto") == 0)
+      c.calibrate = calibrate_mode::automatic;
+    else if (std::strcmp(v, "off") == 0)
+      c.calibrate = calibrate_mode::off;
+    else if (std::strcmp(v, "force") == 0)
+      c.calibrate = calibrate_mode::force;
+    else
+      invalid("OZDGEMM_CALIBRATE", v, "auto|off|force", "auto");
+  }
   if (const char* v = env("OZDGEMM_CPU_BLAS")) c.cpu_blas = v;
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;

@@ -35,6 +35,9 @@
 //   OZDGEMM_PROCS_PER_GPU processes sharing each GPU, 1..65536, for the free-memory share of
 //                         the workspaces (unset: from the launcher's local size;
 //                         dispatch/device_select)
+//   OZDGEMM_CALIBRATE     auto | off | force: auto mode's rates per GPU, measured on first use
+//                         and cached (auto), the published prior only (off), or measured again
+//                         (force); dispatch/gpu_model.hpp                      (auto)
 //   OZDGEMM_INT8_GEMM     lt | cublas: the INT8 GEMMs' backend (lt; engine/int8_gemm.hpp,
 //                         which reads it, once, for this file and for the C API alike)
 #pragma once
@@ -46,6 +49,7 @@
 #include "core/moduli_choice.hpp"
 #include "core/moduli_setting.hpp"
 #include "core/scaling_rules.hpp"
+#include "dispatch/gpu_model.hpp"
 #include "engine/int8_gemm.hpp"
 #include "ozdgemm/ozdgemm.h"
 
@@ -76,6 +80,8 @@ struct config {
   int host_fail_worker = -1;
   // Processes sharing each GPU (dispatch/device_select.hpp); 0: unset (the launcher's count).
   int procs_per_gpu = 0;
+  // OZDGEMM_CALIBRATE: how auto mode's performance model gets each GPU's rates.
+  calibrate_mode calibrate = calibrate_mode::automatic;
   // OZDGEMM_INT8_GEMM, as the engine resolved it (never `setting`).
   int8_gemm_backend int8_gemm = int8_gemm_backend::cublas;
 };

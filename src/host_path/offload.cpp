@@ -46,6 +46,7 @@
 #include "dispatch/call_log.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/device_select.hpp"
+#include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
 #include "host_path/admission.hpp"
@@ -139,9 +140,22 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     if (!cuda_usable_in_this_process()) blocked = cuda_unusable_reason();
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
     if (blocked == nullptr && cfg->mode != run_mode::native) blocked = gpu_unavailable();
-    route rt = blocked != nullptr
-                   ? route{false, blocked, {0.0, 0.0}}
-                   : decide_route(*cfg, call_site::host, nullptr, g.m, g.n, g.k, g.beta != 0.0);
+    route rt{false, blocked, {0.0, 0.0}};
+    if (blocked == nullptr) {
+      // Native mode consults no GPU: no rates, no prediction.
+      static const gpu_rates no_rates;
+      const gpu_rates* rates = &no_rates;
+      const char* cannot = nullptr;
+      if (cfg->mode != run_mode::native) {  // the first GPU of the host path decides
+        const gpu_model& gpu = model_of_device(
+            host_devices().devices.front(),
+            consults_model(*cfg, g.m, g.n, g.k) ? cfg->calibrate : calibrate_mode::off);
+        rec.gpu = gpu.label.c_str();
+        rates = &gpu.rates;
+        cannot = gpu.unusable;
+      }
+      rt = decide_route(*cfg, call_site::host, cannot, g.m, g.n, g.k, g.beta != 0.0, *rates);
+    }
     if (rt.emulate && (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0))
       rt = route{false, "trivial call", rt.predicted};
     rec.reason = rt.reason;

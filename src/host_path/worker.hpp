@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/device_guard.hpp"
 #include "common/error.hpp"
 #include "core/moduli_choice.hpp"
 #include "core/moduli_setting.hpp"
@@ -22,21 +23,6 @@ namespace ozdgemm::detail {
 // Elements per pinned staging buffer (64 MiB); each worker has two for uploads and two for
 // downloads.
 inline constexpr int64_t kStagingElements = int64_t{8} << 20;
-
-// Makes `device` current and restores the caller's current device on every exit path.
-class device_guard {
- public:
-  explicit device_guard(int device) {
-    OZDGEMM_CUDA_TRY(cudaGetDevice(&previous_));
-    if (previous_ != device) OZDGEMM_CUDA_TRY(cudaSetDevice(device));
-  }
-  ~device_guard() { cudaSetDevice(previous_); }
-  device_guard(const device_guard&) = delete;
-  device_guard& operator=(const device_guard&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 // The test-only failure of OZDGEMM_HOST_FAIL_AFTER, for one call.
 struct fail_plan {

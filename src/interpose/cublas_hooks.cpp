@@ -16,6 +16,7 @@
 #include "core/gemm_problem.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/decision.hpp"
+#include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
 #include "engine/handle_context.hpp"
@@ -61,6 +62,25 @@ const char* unsupported(const device_request& r) {
   return nullptr;
 }
 
+int current_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+  return device;
+}
+
+// Whether the handle's stream is being captured into a CUDA graph (unknown: yes, the cautious
+// answer for what it decides: no calibration now).
+bool capturing(cublasHandle_t handle) {
+  cudaStream_t stream = nullptr;
+  if (cublas_get_stream(handle, &stream) != CUBLAS_STATUS_SUCCESS) return true;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 ozdgemm_options_t engine_options(const config& cfg) {
   const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
                        : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
@@ -86,9 +106,18 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
   try {
     const char* blocked = unsupported(r);
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
-    const route rt = blocked != nullptr
-                         ? route{false, blocked, {0.0, 0.0}}
-                         : decide_route(*cfg, call_site::device, nullptr, r.m, r.n, r.k, true);
+    route rt{false, blocked, {0.0, 0.0}};
+    if (blocked == nullptr) {
+      // The GPU of the call: whether the emulation runs on it, and its rates (measured on the
+      // first call the model decides, unless the stream is being captured).
+      const gpu_model& gpu = model_of_device(
+          current_device(),
+          consults_model(*cfg, r.m, r.n, r.k) ? cfg->calibrate : calibrate_mode::off,
+          capturing(r.handle));
+      rec.gpu = gpu.label.c_str();
+      const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
+      rt = decide_route(*cfg, call_site::device, cannot, r.m, r.n, r.k, true, gpu.rates);
+    }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
     rec.predicted_emulated_ms = rt.predicted.emulated_ms;

@@ -24,8 +24,9 @@
 #include <limits>
 #include <vector>
 
-#include "dispatch/settings.hpp"
 #include "dispatch/decision.hpp"
+#include "dispatch/gpu_rates.hpp"
+#include "dispatch/settings.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/host_reference.hpp"
 #include "support/dd_reference.hpp"
@@ -293,8 +294,11 @@ void fuzz_decision(reader& r) {
   };
   const int64_t m = dim(), n = dim(), k = dim();
   const bool reads_c = r.u8() % 2;
+  // The rates of one GPU of the published table.
+  const d::published_table t = d::published_gpus();
+  const d::gpu_rates rates = d::prior_rates(t.begin[r.u8() % (t.end - t.begin)]);
   for (const d::call_site site : {d::call_site::device, d::call_site::host}) {
-    const d::route dec = d::decide_route(c, site, nullptr, m, n, k, reads_c);
+    const d::route dec = d::decide_route(c, site, nullptr, m, n, k, reads_c, rates);
     const d::prediction& p = dec.predicted;
     FUZZ_EXPECT(p.native_ms >= 0 && p.emulated_ms >= 0);  // also false for NaN
     FUZZ_EXPECT(dec.reason != nullptr && dec.reason[0] != '\0');

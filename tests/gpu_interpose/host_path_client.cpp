@@ -4,7 +4,7 @@
 // every transpose pair, padded leading dimensions, beta = 0 and beta != 0, operands larger
 // than one staging buffer, and, with OZDGEMM_HOST_TILE, many column tiles.
 //
-// Multi-worker host path (issue 8; OZDGEMM_HOST_WORKERS_PER_DEVICE, OZDGEMM_DEVICES):
+// Multi-worker host path (OZDGEMM_HOST_WORKERS_PER_DEVICE, OZDGEMM_DEVICES):
 //   --digest-out FILE / --digest-in FILE  write, or compare with, a digest of every C bit of the
 //       run: a run with several workers must give the single-worker run's bits exactly.
 //   wide   instead of the usual cases, two wide column-major calls (C read, beta != 0) whose
