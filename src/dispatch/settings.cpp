@@ -178,6 +178,18 @@ const config& settings() {
 
 bool settings_loaded() noexcept { return loaded.load(std::memory_order_acquire); }
 
+ozdgemm_options_t api_options(const config& c) {
+  const int accuracy = c.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
+                       : c.accuracy.kind == accuracy_kind::bits ? c.accuracy.bits
+                                                                : OZDGEMM_ACCURACY_NATIVE;
+  const int moduli = c.moduli.is_fixed()       ? c.moduli.count()
+                     : c.moduli.is_certified() ? OZDGEMM_MODULI_CERTIFIED
+                                               : OZDGEMM_MODULI_AUTO;
+  return ozdgemm_options_t{
+      moduli, c.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
+      accuracy};
+}
+
 const char* to_string(run_mode m) {
   switch (m) {
     case run_mode::automatic: return "auto";

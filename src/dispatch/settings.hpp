@@ -97,6 +97,9 @@ bool parse_fail_after(const char* s, long long* tiles, int* worker);
 
 const config& settings();
 
+// The C API's options for these settings: the moduli setting, the scaling and the target.
+ozdgemm_options_t api_options(const config& c);
+
 // True once settings() has been read, i.e. once the interposition layer is in use (its first
 // intercepted call). Code that the C API reaches too (the engine's memory share, through
 // device_select's gpu_sharers) checks it so that a process using only the C API is left as the

@@ -81,18 +81,6 @@ bool capturing(cublasHandle_t handle) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-ozdgemm_options_t engine_options(const config& cfg) {
-  const int accuracy = cfg.accuracy.kind == accuracy_kind::max    ? OZDGEMM_ACCURACY_MAX
-                       : cfg.accuracy.kind == accuracy_kind::bits ? cfg.accuracy.bits
-                                                                  : OZDGEMM_ACCURACY_NATIVE;
-  const int moduli = cfg.moduli.is_fixed()       ? cfg.moduli.count()
-                     : cfg.moduli.is_certified() ? OZDGEMM_MODULI_CERTIFIED
-                                                 : OZDGEMM_MODULI_AUTO;
-  return ozdgemm_options_t{
-      moduli, cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
-      accuracy};
-}
-
 // Runs the emulation or `native()` (a callable forwarding the original call), and logs the
 // outcome once.
 template <class Native>
@@ -129,7 +117,7 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
       const ozdgemm_status_t est = guarded("ozdgemm_dgemm", [&] {
         const device_result d =
             dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                         r.beta, r.c, r.ldc, engine_options(*cfg), false);
+                         r.beta, r.c, r.ldc, api_options(*cfg), false);
         ran = d.s;
         not_emulated = d.not_emulated;
         return d.status;

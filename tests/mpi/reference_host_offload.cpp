@@ -20,12 +20,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     return {};
   }
   const config& cfg = settings();
-  const int moduli = cfg.moduli.is_fixed()       ? cfg.moduli.count()
-                     : cfg.moduli.is_certified() ? OZDGEMM_MODULI_CERTIFIED
-                                                 : OZDGEMM_MODULI_AUTO;
-  const ozdgemm_options_t opts{
-      moduli, cfg.scaling == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE,
-      OZDGEMM_ACCURACY_NATIVE};
+  const ozdgemm_options_t opts = api_options(cfg);
   const ozdgemm_status_t st =
       ozdgemm_dgemm_reference(g.opa == op_kind::n ? 'N' : 'T', g.opb == op_kind::n ? 'N' : 'T', g.m,
                               g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, opts);
