@@ -6,8 +6,8 @@
 #   unit         GoogleTests of the engine, the C API and the host reference (tests/gpu)
 #   interpose    real programs under LD_PRELOAD: the cuBLAS client, the host path, PyTorch/CuPy
 #   reliability  bad input, load, graph capture, fork, exit, injected faults, workspace limits
-#   mpi          ScaLAPACK under mpirun (needs an MPI runtime; OZDGEMM_MPIRUN names its mpirun),
-#                GPU per rank from the launchers' variables, processes sharing a GPU
+#   mpi          GPU per rank from the launchers' variables, processes sharing a GPU, ScaLAPACK
+#                with every dgemm_ emulated (where the machine has mpirun and ScaLAPACK)
 #   multi-gpu    the host path with several workers, on every listed GPU
 #   sanitize     compute-sanitizer (memcheck, racecheck, synccheck) over the suite
 #   all          every GPU-labelled test, then sanitize (the default)
@@ -102,7 +102,6 @@ ctest_args=("$@")
 case $suite in
   all) run all gpu; run sanitize sanitize ;;
   sanitize) run sanitize sanitize ;;
-  mpi) run mpi mpi ;;  # the ScaLAPACK runs without a GPU too: label cpu;mpi
   *) run "$suite" gpu "$suite" ;;
 esac
 echo "== gpu_check $suite: $([[ $status == 0 ]] && echo passed || echo FAILED) (logs in $out)"

@@ -110,7 +110,7 @@ std::string calibrate(gpu_model* m, calibrate_mode mode) {
   gpu_rates r;
   std::string clamped, note;
   auto use = [&](const gpu_rates& measured, const char* how) {
-    r = bounded_calibration(measured, prior, &clamped);
+    r = with_margin(bounded_calibration(measured, prior, &clamped));
     r.cpu_blas = prior.cpu_blas;
     r.source = how;
     m->rates = r;

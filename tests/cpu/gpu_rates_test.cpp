@@ -123,6 +123,19 @@ TEST(PublishedRates, CalibrationOutsideTheBoundsIsReplacedByThePrior) {
   EXPECT_EQ(clamped.find("FP64"), std::string::npos);
 }
 
+// What calibration measured reaches the model with the emulation's side at the margin, FP64
+// and the CPU BLAS as measured: the model errs towards native.
+TEST(PublishedRates, CalibratedRatesKeepAMarginOnTheEmulationSide) {
+  const gpu_rates m = detail::prior_rates(spec_of("NVIDIA H200", 9));
+  const gpu_rates r = detail::with_margin(m);
+  EXPECT_EQ(r.fp64, m.fp64);
+  EXPECT_EQ(r.cpu_blas, m.cpu_blas);
+  for (double gpu_rates::*f :
+       {&gpu_rates::int8, &gpu_rates::prep_bw, &gpu_rates::crt_bw, &gpu_rates::host_link})
+    EXPECT_DOUBLE_EQ(r.*f, m.*f * detail::kCalibrationMargin);
+  EXPECT_LT(detail::kCalibrationMargin, 1.0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decisions per GPU. The roofline, from the published peaks and the H200's efficiencies, as
 // the model should count the emulation at the default s = 14 with accurate scaling: 14 INT8

@@ -29,6 +29,10 @@ if [[ ${OZDGEMM_TEST_EXPECT_EMULATED:-0} == 1 ]]; then
     echo "no ${mpirun_cmd[0]} on this machine (OZDGEMM_MPIRUN names one): not run"
     exit 77
   fi
+  if ldd "$2" | grep -q "not found"; then
+    echo "the libraries of $2 are not all on this machine: not run"; ldd "$2" | grep "not found"
+    exit 77
+  fi
 fi
 lib=$1 program=$2 work=$3
 np=${NP:-4}
