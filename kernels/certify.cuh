@@ -14,11 +14,15 @@
 
 namespace ozdgemm::detail {
 
-// kCertBands INT8 planes of the operand's magnitude codes (magnitude_band: the code of band p
-// in plane p, 0 elsewhere and in the padding), planes nvec_pad * k_pad bytes apart, laid out
-// as the residue planes are ([v][k_pad]).
-void launch_band_planes(const operand_vectors& v, const int* emax_enc, int8_t* planes,
-                        cudaStream_t stream);
+// drop[v] = band_drop(emax, exp_sum, nnz) of every vector (the automatic count's statistics).
+void launch_band_drops(int64_t nvec, const int* emax_enc, const unsigned long long* exp_sum,
+                       const unsigned int* nnz, int* drop, cudaStream_t stream);
+
+// kCertBands INT8 planes of the operand's magnitude codes (magnitude_band from the top
+// emax - drop: the code of band p in plane p, 0 elsewhere and in the padding), planes
+// nvec_pad * k_pad bytes apart, laid out as the residue planes are ([v][k_pad]).
+void launch_band_planes(const operand_vectors& v, const int* emax_enc, const int* drop,
+                        int8_t* planes, cudaStream_t stream);
 
 // norm_sum[v] += sum_l norm1_term(x_vl, emax_v) (norm_sum zeroed beforehand).
 void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* norm_sum,
@@ -39,6 +43,8 @@ struct certify_args {
   const uint32_t* flags_b;
   const unsigned long long* norm_a;  // launch_norm1_scan's sums
   const unsigned long long* norm_b;
+  const int* drop_a;  // launch_band_drops'
+  const int* drop_b;
   const int* exps_all_a;      // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
   const int* exps_all_b;      // [(s - kMinModuli) n + j]
   uint32_t nearest_mask;      // bit s set: the residues of s round to nearest

@@ -22,25 +22,51 @@
 namespace ozdgemm::detail {
 
 inline constexpr int kBandBits = 7;   // a band spans 7 binades; codes fit INT8 (1..127)
-inline constexpr int kCertBands = 3;  // the band GEMMs cost 6 depth-k INT8 GEMMs
+// One band: with the drop (band_drop) it certifies the same s as 3 bands anchored at emax, and as
+// a perfect lower bound, on every random set of docs/accuracy.md section 11, for one INT8 GEMM
+// of depth k (3 bands: 6).
+inline constexpr int kCertBands = 1;
 inline constexpr int kL1Bits = 31;    // l1 norms in units of 2^(emax - 30), rounded up
 // The integer l1 sums are exact below this depth (k 2^31 < 2^63); deeper calls are not certified.
 inline constexpr int64_t kCertMaxK = int64_t{1} << 32;
+// The largest band drop (band_drop; a finite vector spans at most 2098 binades): with two drops
+// of 400, w >= 2^-826 when nonzero, normal, so rounding it down stays a lower bound.
+inline constexpr int kMaxBandDrop = 400;
 
-// The band and code of x in a vector whose largest exponent is emax (exponent_of(x) <= emax):
-// band = floor((emax - exponent_of(x)) / 7), code = floor(|x| 2^(6 + 7 band - emax)) in
-// [1, 127], so |x| >= code 2^(emax - 6 - 7 band). Zero and non-finite x: code 0.
+// The top of a vector's bands: `drop` binades below its largest exponent, where
+//   drop = max(0, floor((emax - mean exponent) / 2) - 1),   mean exponent = floor(exp_sum / nnz)
+// (exp_sum, nnz: the automatic count's statistics, core/moduli_choice.hpp). Anchored at emax, a
+// band of 7 binades holds only a heavy-tailed vector's few largest entries, and a pair (i, j)
+// whose large entries never meet gets no lower bound at all; anchored halfway towards the mean,
+// the band covers where the mass of |A||B| lies, and the entries above it still count, clamped
+// to the top code. Zero vectors: 0.
+OZDGEMM_HD int band_drop(int emax, int64_t exp_sum, int64_t nnz) {
+  if (emax == kZeroExponent || nnz <= 0) return 0;
+  int64_t q = exp_sum / nnz;
+  if (q * nnz > exp_sum) --q;  // floor
+  const int64_t d = (static_cast<int64_t>(emax) - q) / 2 - 1;  // emax - q >= 0
+  return d < 0 ? 0 : (d > kMaxBandDrop ? kMaxBandDrop : static_cast<int>(d));
+}
+
+// The band and code of x in a vector whose bands start at `top` (emax - drop):
+// exponent_of(x) > top: band 0, code 127, and |x| >= 2^(top + 1) > 127 2^(top - 6);
+// else band = floor((top - exponent_of(x)) / 7), code = floor(|x| 2^(6 + 7 band - top)) in
+// [1, 127], so |x| >= code 2^(top - 6 - 7 band). Zero and non-finite x: code 0.
 struct band_code {
   int band = 0;
   int code = 0;
 };
-OZDGEMM_HD band_code magnitude_band(double x, int emax) {
+OZDGEMM_HD band_code magnitude_band(double x, int top) {
   band_code r;
   const int ex = exponent_of(x);
   if (ex == kZeroExponent) return r;
+  if (ex > top) {
+    r.code = 127;
+    return r;
+  }
   const decoded d = decode(x);
-  r.band = (emax - ex) / kBandBits;
-  const int t = d.exp2 + (kBandBits - 1) + kBandBits * r.band - emax;  // q = floor(mant 2^t)
+  r.band = (top - ex) / kBandBits;
+  const int t = d.exp2 + (kBandBits - 1) + kBandBits * r.band - top;  // q = floor(mant 2^t)
   const uint64_t q = t >= 0 ? d.mant << t : (-t >= 64 ? 0 : d.mant >> -t);
   r.code = static_cast<int>(q);  // in [1, 127]: 2^(6 - (d mod 7)) <= q < 2^(7 - (d mod 7))
   return r;
@@ -65,9 +91,10 @@ OZDGEMM_HD double norm_from_sum(uint64_t sum) {
 
 // w <= (|A||B|)_ij 2^-(emaxA_i + emaxB_j) from G = sum_d G_d 2^(7 (bands - 1 - d)),
 // G_d = sum_{p=0..d} Q_p(A) Q_{d-p}(B)^T: every product of codes is below the product of
-// magnitudes by 2^(emaxA + emaxB - 12 - 7 (pa + pb)), and the pairs left out are >= 0.
-OZDGEMM_HD double band_lower_bound(uint64_t g, int bands) {
-  return scale_pow2(u64_to_double_down(g), -12 - kBandBits * (bands - 1));
+// magnitudes by 2^(topA + topB - 12 - 7 (pa + pb)), top = emax - drop, drop_sum = dropA + dropB,
+// and the pairs left out are >= 0.
+OZDGEMM_HD double band_lower_bound(uint64_t g, int bands, int drop_sum) {
+  return scale_pow2(u64_to_double_down(g), -12 - kBandBits * (bands - 1) - drop_sum);
 }
 
 // 2^x, exactly: built from its bits in the normal range (every x the scaling produces: the

@@ -10,31 +10,40 @@
 namespace ozdgemm::detail {
 namespace {
 
-// Per vector: emax, skip flag, normalised l1 upper bound, and the INT8 band planes
+// Per vector: emax, skip flag, band drop, normalised l1 upper bound, and the INT8 band planes
 // planes[p][v * k + l] (what the GPU would write next to the residues).
 void vector_pass(const operand& x, int64_t nvec, int64_t k, int bands, std::vector<int>& emax,
-                 std::vector<uint8_t>& skip, std::vector<double>& norm1,
+                 std::vector<uint8_t>& skip, std::vector<int>& drop, std::vector<double>& norm1,
                  std::vector<std::vector<int8_t>>& planes) {
   emax.assign(nvec, kZeroExponent);
   skip.assign(nvec, 0);
+  drop.assign(nvec, 0);
   norm1.assign(nvec, 0.0);
   planes.assign(bands, std::vector<int8_t>(static_cast<size_t>(nvec * k), 0));
   for (int64_t v = 0; v < nvec; ++v) {
     uint8_t flags = 0;
+    int64_t exp_sum = 0, nnz = 0;  // the automatic count's statistics (reference_statistics)
     for (int64_t l = 0; l < k; ++l) {
       const double e = x.at(v, l);
-      emax[v] = std::max(emax[v], exponent_of(e));
+      const int ex = exponent_of(e);
+      emax[v] = std::max(emax[v], ex);
       flags |= nonfinite_flag(e);
+      if (ex != kZeroExponent) {
+        exp_sum += ex;
+        ++nnz;
+      }
     }
     if (emax[v] == kZeroExponent || flags != 0) {
       skip[v] = 1;
       continue;
     }
+    drop[v] = band_drop(emax[v], exp_sum, nnz);
+    const int top = emax[v] - drop[v];
     uint64_t sum = 0;  // exact: k 2^31 < 2^64 (the GPU adds the same terms with atomics)
     for (int64_t l = 0; l < k; ++l) {
       const double e = x.at(v, l);
       sum += norm1_term(e, emax[v]);
-      const band_code bc = magnitude_band(e, emax[v]);
+      const band_code bc = magnitude_band(e, top);
       if (bc.code != 0 && bc.band < bands)
         planes[bc.band][static_cast<size_t>(v * k + l)] = static_cast<int8_t>(bc.code);
     }
@@ -51,8 +60,8 @@ certified_bound_data reference_certified_bound(const gemm_problem& p, int bands)
   pb.k = p.k;
   pb.bands = std::clamp(bands, 1, kMaxBands);
   std::vector<std::vector<int8_t>> qa, qb;
-  vector_pass(p.a, p.m, p.k, pb.bands, pb.emax_a, pb.skip_a, pb.na, qa);
-  vector_pass(p.b, p.n, p.k, pb.bands, pb.emax_b, pb.skip_b, pb.nb, qb);
+  vector_pass(p.a, p.m, p.k, pb.bands, pb.emax_a, pb.skip_a, pb.drop_a, pb.na, qa);
+  vector_pass(p.b, p.n, p.k, pb.bands, pb.emax_b, pb.skip_b, pb.drop_b, pb.nb, qb);
   const int64_t m = p.m, n = p.n, k = p.k;
   pb.w.assign(static_cast<size_t>(m * n), 0.0);
   // G_d = sum_{q=0..d} Q_q(A) Q_{d-q}(B)^T as one GEMM of depth (d + 1) k (the band planes
@@ -83,8 +92,9 @@ certified_bound_data reference_certified_bound(const gemm_problem& p, int bands)
         gd += block;
         g += static_cast<uint64_t>(gd) << (top - kBandBits * d);
       }
-      // |a_l||b_l| >= qa qb 2^(emaxA + emaxB - 12 - 7 (pa + pb)); rounding down keeps a bound.
-      pb.w[static_cast<size_t>(j * m + i)] = band_lower_bound(g, pb.bands);
+      // |a_l||b_l| >= qa qb 2^(topA + topB - 12 - 7 (pa + pb)); rounding down keeps a bound.
+      pb.w[static_cast<size_t>(j * m + i)] =
+          band_lower_bound(g, pb.bands, pb.drop_a[i] + pb.drop_b[j]);
     }
   return pb;
 }

@@ -16,8 +16,9 @@
 //
 // W comes from magnitude bands that an INT8 GEMM can multiply exactly (core/certified_bound.hpp,
 // shared with the GPU's kernels/certify.cu, which computes the same bits with kCertBands
-// bands): Q_p(A) (m x k, INT8) holds the codes of band p (0 elsewhere), likewise Q_p(B), and
-//   (|A||B|)_ij >= 2^(emaxA_i + emaxB_j - 12) sum_{d < bands} 2^(-7d) G_d[i, j],
+// bands): Q_p(A) (m x k, INT8) holds the codes of band p (0 elsewhere; band 0 also holds the
+// entries above the vector's top = emax - drop, clamped), likewise Q_p(B), and
+//   (|A||B|)_ij >= 2^(topA_i + topB_j - 12) sum_{d < bands} 2^(-7d) G_d[i, j],
 //   G_d = sum_{p = 0..d} Q_p(A) Q_{d-p}(B)^T   (INT8 GEMMs, exact in INT32 per k-block of
 //                                              kKBlock terms),
 // because every term dropped (bands >= `bands`, pairs with pa + pb >= bands) is >= 0.
@@ -35,7 +36,9 @@
 
 namespace ozdgemm::detail {
 
-inline constexpr int kMaxBands = kCertBands;
+// The host reference computes up to 3 bands (the GPU: kCertBands), to show what more bands buy.
+inline constexpr int kMaxBands = 3;
+static_assert(kCertBands <= kMaxBands);
 
 // The s-independent part: normalised lower bounds of (|A||B|)_ij and upper bounds of the l1
 // norms. Normalised means divided by 2^(emaxA_i + emaxB_j) (resp. 2^emax), so nothing
@@ -44,6 +47,7 @@ struct certified_bound_data {
   int64_t m = 0, n = 0, k = 0;
   int bands = 0;
   std::vector<int> emax_a, emax_b;
+  std::vector<int> drop_a, drop_b;  // band_drop of each vector: its bands start at emax - drop
   std::vector<uint8_t> skip_a, skip_b;  // zero vectors (their outputs are exact) or non-finite
                                         // ones (recomputed in FP64 by the pipeline)
   std::vector<double> na, nb;  // >= ||a_i||_1 2^-emaxA_i, >= ||b_j||_1 2^-emaxB_j (norm_from_sum)
