@@ -80,6 +80,9 @@ struct moduli_choice {
   double predicted = 0.0;  // eps(s) (eps(20) when s == 0)
   double target = 0.0;     // the bound eps had to meet
   std::string why;         // one line for the log when s == 0
+  // s == 0 because the device's choice gave up waiting for the stream (engine/emulate.hpp),
+  // not because no s meets the target.
+  bool waited_out = false;
 };
 
 // Smallest s in [kMinModuli, kMaxModuli] with eps(s) <= target, given eps as a function of s

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "certify.cuh"
 #include "common/env.hpp"
@@ -111,6 +114,8 @@ struct layout {
   int* head_all;       // auto, accurate: [19][n]
   int* exps_all_a;     // certified: [19][m], [19][n] (the exponents of every s)
   int* exps_all_b;
+  int* drop_a;         // certified: [m], [n], the band drops
+  int* drop_b;
   unsigned long long* cert_g;  // certified: [n_pad][row_block], G of one block of rows
   int32_t* cert_part;          // certified: [n_pad][row_block], one band GEMM's INT32 sums
   char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
@@ -188,6 +193,8 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   if (certified) {
     L.exps_all_a = c.take<int>(c.count(kSpan, m));
     L.exps_all_b = c.take<int>(c.count(kSpan, n));
+    L.drop_a = c.take<int>(m);
+    L.drop_b = c.take<int>(n);
     L.cert_g = c.take<unsigned long long>(c.count(L.row_block, L.n_pad));
     L.cert_part = c.take<int32_t>(c.count(L.row_block, L.n_pad));
   }
@@ -309,8 +316,10 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
   int8_t* bands_a = L.res_a + a_plane;
   int8_t* bands_b = L.res_b + b_plane;
-  launch_band_planes(vectors_a(call, L), L.emax_a, bands_a, st);
-  launch_band_planes(vectors_b(call, L), L.emax_b, bands_b, st);
+  launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
+  launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+  launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, bands_a, st);
+  launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, bands_b, st);
   launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
   launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
   OZDGEMM_CHECK_LAUNCH();
@@ -346,6 +355,8 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
     ca.flags_b = L.flags_b;
     ca.norm_a = L.norm_a;
     ca.norm_b = L.norm_b;
+    ca.drop_a = L.drop_a;
+    ca.drop_b = L.drop_b;
     ca.exps_all_a = L.exps_all_a;
     ca.exps_all_b = L.exps_all_b;
     ca.nearest_mask = nearest_mask;
@@ -355,10 +366,58 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   }
 }
 
+// Owns an event and a non-blocking stream made for one call (when the context has none).
+struct choice_resources {
+  cudaEvent_t ready = nullptr;
+  cudaStream_t copy = nullptr;
+  ~choice_resources() {
+    // Destroying a pending event or an idle stream is allowed; the work completes regardless.
+    if (ready != nullptr) cudaEventDestroy(ready);
+    if (copy != nullptr) cudaStreamDestroy(copy);
+  }
+};
+
+// Copies `bytes` from `src` (written by work enqueued on call.stream) to `dst` once call.stream
+// has reached this point, polling an event rather than synchronising the stream, for at most
+// kChoiceWaitSeconds: false when the stream has not got there by then (nothing is copied; the
+// work stays enqueued and completes on its own). The copy runs on a non-blocking stream with no
+// other work, so it waits for nothing else in the process (a copy on the legacy stream would
+// wait for every blocking stream).
+bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, void* dst) {
+  choice_resources own;
+  cudaEvent_t ready = call.choice_ready;
+  cudaStream_t copy = call.choice_copy;
+  if (ready == nullptr) {
+    OZDGEMM_CUDA_TRY(cudaEventCreateWithFlags(&own.ready, cudaEventDisableTiming));
+    ready = own.ready;
+  }
+  if (copy == nullptr) {
+    OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&own.copy, cudaStreamNonBlocking));
+    copy = own.copy;
+  }
+  OZDGEMM_CUDA_TRY(cudaEventRecord(ready, call.stream));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(kChoiceWaitSeconds);
+  for (int polls = 0;; ++polls) {
+    const cudaError_t q = cudaEventQuery(ready);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) OZDGEMM_CUDA_TRY(q);
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    // Spin briefly (the choice is usually microseconds away), then let other threads run.
+    if (polls < 200)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, copy));
+  OZDGEMM_CUDA_TRY(cudaStreamSynchronize(copy));
+  return true;
+}
+
 // The automatic moduli count, between the scaling statistics and the exponents: the worst
 // ratios for every s (certified: also the certified bound over C), one small copy to the host
-// and a stream synchronisation (the number of INT8 GEMMs to launch depends on the answer),
-// then the host's chooser.
+// once the stream has reached them (fetch_when_ready; the number of INT8 GEMMs to launch
+// depends on the answer), then the host's chooser.
 moduli_choice choose_on_device(const device_gemm& call, const layout& L,
                                const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
@@ -397,9 +456,14 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   OZDGEMM_CHECK_LAUNCH();
   if (certified) certify_on_device(call, L, g);
   unsigned long long host[3][kMaxModuli + 1] = {};
-  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(host, L.worst, (certified ? 3 : 2) * sizeof host[0],
-                                   cudaMemcpyDeviceToHost, st));
-  OZDGEMM_CUDA_TRY(cudaStreamSynchronize(st));
+  if (!fetch_when_ready(call, L.worst, (certified ? 3 : 2) * sizeof host[0], host)) {
+    moduli_choice c;
+    c.waited_out = true;
+    char why[96];
+    std::snprintf(why, sizeof why, "the stream had not reached the choice after %g s", kChoiceWaitSeconds);
+    c.why = why;
+    return c;
+  }
   if (certified)  // the host reference: certified_ratios (reference/certified_choice.cpp)
     return choose_moduli(call.target, p.k, [&](int s) { return bits_double(host[2][s]); });
   // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).

@@ -53,8 +53,9 @@ int64_t row_block_from_env_value(const char* value) noexcept;
 // device_gemm::moduli chosen per call (moduli_setting::automatic / certified): the scaling
 // pass also reduces the statistics of the choice (kernels/scaling.cuh) and, certified, the
 // per-element bound's band GEMMs (kernels/certify.cuh); the worst ratios of every s come back to
-// the host in one small device-to-host copy followed by a stream synchronisation (s fixes how
-// many INT8 GEMMs are launched, so the host must know it before launching them); the host runs
+// the host in one small device-to-host copy once the stream has reached them (s fixes how many
+// INT8 GEMMs are launched, so the host must know it before launching them; the host polls an
+// event for at most kChoiceWaitSeconds, then gives up and the call runs native); the host runs
 // choose_moduli (core/moduli_choice.hpp), the code the host reference runs, then enqueues the
 // exponents, residues, GEMMs and CRT for that s. A fixed s never synchronises. A choice is not
 // possible under stream capture (no synchronisation there): the call then chooses nothing
@@ -85,7 +86,17 @@ struct device_gemm {
   // Rows of C per block of steps 3-4 (a multiple of 16); 0: the engine's rule. For tests; the
   // workspace must have been sized with the same value.
   int64_t row_block = 0;
+  // A per-call choice's event and copy stream (non-blocking, nothing else on it): the context's
+  // (handle_context), or null for ones made and freed per call.
+  cudaEvent_t choice_ready = nullptr;
+  cudaStream_t choice_copy = nullptr;
 };
+
+// How long a per-call choice waits for the stream to reach it. Longer means the stream is held
+// back by earlier work, possibly work that waits for the host (a kernel spinning on a flag the
+// caller sets after this call returns): waiting on would hang the caller, so the call runs native
+// instead, enqueued behind that work like any cuBLAS call. Nothing has touched C by then.
+inline constexpr double kChoiceWaitSeconds = 1.0;
 
 // Workspace the call needs, in bytes (a per-call choice: the workspace of s = 20 plus the
 // choice's arrays, since the choice comes after the scaling pass, whose results must stay where

@@ -73,8 +73,22 @@ handle_context::~handle_context() {
   if (ws_ != nullptr)
     OZDGEMM_CUDA_TRY_NOTHROW(cudaFreeAsync(ws_, open_ && !capturing_ ? stream_ : last_stream_));
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
+  if (choice_event_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(choice_event_));
+  if (choice_stream_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaStreamDestroy(choice_stream_));
   if (cublas_ != nullptr) cublas_destroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));
+}
+
+cudaEvent_t handle_context::choice_event() {
+  if (choice_event_ == nullptr)
+    OZDGEMM_CUDA_TRY(cudaEventCreateWithFlags(&choice_event_, cudaEventDisableTiming));
+  return choice_event_;
+}
+
+cudaStream_t handle_context::choice_stream() {
+  if (choice_stream_ == nullptr)
+    OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&choice_stream_, cudaStreamNonBlocking));
+  return choice_stream_;
 }
 
 void handle_context::begin(cudaStream_t stream) {

@@ -52,12 +52,18 @@ class handle_context {
   void end();
   // Bytes currently reserved.
   size_t workspace_bytes() const { return ws_bytes_; }
+  // A per-call choice's event and non-blocking copy stream (engine/emulate.hpp), made on first
+  // use on the context's device; call between begin() and end().
+  cudaEvent_t choice_event();
+  cudaStream_t choice_stream();
 
  private:
   std::mutex mutex_;
   int device_;
   cublasHandle_t cublas_ = nullptr;
   cudaEvent_t done_ = nullptr;
+  cudaEvent_t choice_event_ = nullptr;
+  cudaStream_t choice_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaStream_t last_stream_ = nullptr;
   bool used_ = false;

@@ -30,10 +30,14 @@ run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes) {
   ctx.begin(call.stream);
   void* ws = ctx.workspace(bytes);
   call.int8_handle = ctx.cublas();
+  if (call.moduli.chooses_per_call()) {
+    call.choice_ready = ctx.choice_event();
+    call.choice_copy = ctx.choice_stream();
+  }
   run_outcome out;
   out.s = enqueue_emulation(call, ws, &out.choice);
   ctx.end();
-  if (out.s == 0) out.declined = kNoModuliMeetsTarget;
+  if (out.s == 0) out.declined = out.choice.waited_out ? kChoiceWaitedOut : kNoModuliMeetsTarget;
   return out;
 }
 

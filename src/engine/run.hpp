@@ -30,6 +30,8 @@ inline constexpr const char* kNoModuliMeetsTarget =
     "auto moduli: no s <= 20 meets the accuracy target";
 inline constexpr const char* kChoiceUnderCapture =
     "auto moduli: the choice synchronises, and the stream is being captured";
+inline constexpr const char* kChoiceWaitedOut =
+    "auto moduli: the stream did not reach the choice in time (earlier work pending)";
 
 // The workspace `call` needs, counted once per call, before anything touches the GPU or the
 // caller's handle: call->int8_gemm is resolved to the backend the call will use (the workspace

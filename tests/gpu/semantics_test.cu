@@ -1,11 +1,14 @@
 // Call semantics on the GPU: argument errors (status and C untouched), trivial sizes,
-// reuse of one handle across streams, CUDA graph capture, and accuracy against native
+// reuse of one handle across streams, CUDA graph capture, a per-call choice behind a stream held
+// back by the host, and accuracy against native
 // cublasDgemm measured on the same inputs.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "engine/emulate.hpp"
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.hpp"
 #include "support/dd_reference.hpp"
@@ -85,6 +88,8 @@ TEST_F(Semantics, OneHandleAcrossStreamsAndGraphCapture) {
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
   ozdgemm::options o;
+  // A fixed s: the default chooses s per call, which runs native under capture (below).
+  o.num_moduli = 14;
   ASSERT_CUBLAS(cublasSetStream(handle_, s1));
   ASSERT_EQ(ozdgemm::dgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.ptr, m, b.ptr, k,
                            &zero, c1.ptr, m, o),
@@ -115,6 +120,60 @@ TEST_F(Semantics, OneHandleAcrossStreamsAndGraphCapture) {
   ozdgemm_release_handle(handle_);
   cudaStreamDestroy(s1);
   cudaStreamDestroy(s2);
+}
+
+__global__ void spin_until_released(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+// A stream held back by a kernel that waits for the host (a flag set after the call returns):
+// the default's per-call choice must not wait for the stream for ever. It gives up after
+// kChoiceWaitSeconds, enqueues native cublasDgemm behind the kernel and returns; once the host
+// releases the kernel, C holds native's bits. Under a default that synchronised the stream, this
+// program would hang.
+TEST_F(Semantics, ChoiceBehindAKernelWaitingForTheHostRunsNativeInsteadOfHanging) {
+  const int64_t n = 256;
+  const auto ha = random_matrix(n, n, 1.0, 11), hb = random_matrix(n, n, 1.0, 12);
+  device_buffer<double> a(ha), b(hb), c(n * n), c_native(n * n);
+  const double one = 1.0, zero = 0.0;
+  cudaStream_t s;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  ASSERT_CUBLAS(cublasSetStream(handle_, s));
+  const ozdgemm_options_t o = ozdgemm_default_options();
+  // Warm: every kernel either route needs is loaded now (with lazy loading, a first launch would
+  // wait for the spinning kernel).
+  int used = -1;
+  ASSERT_EQ(ozdgemm_dgemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.ptr, n, b.ptr, n,
+                             &zero, c.ptr, n, o, &used),
+            OZDGEMM_STATUS_SUCCESS);
+  ASSERT_GT(used, 0) << "the default emulates this call when the stream is free";
+  ASSERT_CUBLAS(cublasDgemm_64(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.ptr, n, b.ptr, n,
+                               &zero, c_native.ptr, n));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  ASSERT_CUDA(cudaMemset(c.ptr, 0, n * n * sizeof(double)));
+  int* flag = nullptr;
+  int* flag_dev = nullptr;
+  ASSERT_CUDA(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+  ASSERT_CUDA(cudaHostGetDevicePointer(&flag_dev, flag, 0));
+  *reinterpret_cast<volatile int*>(flag) = 0;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  spin_until_released<<<1, 1, 0, s>>>(flag_dev);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ozdgemm_status_t st = ozdgemm_dgemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                                               a.ptr, n, b.ptr, n, &zero, c.ptr, n, o, &used);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *reinterpret_cast<volatile int*>(flag) = 1;
+  ASSERT_CUDA(cudaStreamSynchronize(s));
+  EXPECT_EQ(st, OZDGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(used, 0) << "the call should have run native";
+  EXPECT_GE(waited, 0.9 * ozdgemm::detail::kChoiceWaitSeconds);
+  EXPECT_LT(waited, ozdgemm::detail::kChoiceWaitSeconds + 2.0);
+  EXPECT_EQ(c.to_host(), c_native.to_host()) << "C is not native cublasDgemm's result";
+  cudaFreeHost(flag);
+  ozdgemm_release_handle(handle_);
+  cudaStreamDestroy(s);
 }
 
 // Measured, not assumed: errors of native cublasDgemm and ozdgemm against a double-double

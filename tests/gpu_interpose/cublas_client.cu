@@ -165,6 +165,17 @@ __global__ void spin_until_set(volatile int* flag) {
   }
 }
 
+// Holds its stream for about `ns` nanoseconds of the GPU's global timer.
+__global__ void spin_for(long long ns) {
+  unsigned long long t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  for (;;) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (static_cast<long long>(t - t0) >= ns) break;
+  }
+}
+
 void legacy_kernel_stream_case() {
   const int n = 256;
   cudaStream_t s, reader;
@@ -188,6 +199,14 @@ void legacy_kernel_stream_case() {
   // and would never return.)
   legacy_dgemm('N', 'N', n, n, n, 1.0, da, n, db, n, 0.0, dc, n);
   cudaDeviceSynchronize();
+  // Under a per-call choice (the library's default) a held call waits for its stream up to a
+  // limit and then runs native cuBLAS: load that route's kernel too, behind a kernel that holds
+  // the stream for longer than the limit and then releases it by itself.
+  CHECK(cublasSetKernelStream(s) == CUBLAS_STATUS_SUCCESS, "cublasSetKernelStream failed");
+  spin_for<<<1, 1, 0, s>>>(2'000'000'000ll);
+  legacy_dgemm('N', 'N', n, n, n, 1.0, da, n, db, n, 0.0, dc, n);
+  cudaDeviceSynchronize();
+  CHECK(cublasSetKernelStream(nullptr) == CUBLAS_STATUS_SUCCESS, "cublasSetKernelStream failed");
   cudaMemset(dc, 0, n * n * 8);
   cudaDeviceSynchronize();
   spin_until_set<<<1, 1, 0, s>>>(flag_dev);
