@@ -9,9 +9,9 @@ namespace ozdgemm {
 enum class scaling { fast = OZDGEMM_SCALING_FAST, accurate = OZDGEMM_SCALING_ACCURATE };
 
 struct options {
-  int num_moduli = OZDGEMM_DEFAULT_MODULI;
-  ozdgemm::scaling scaling = scaling::accurate;
-  int accuracy = OZDGEMM_ACCURACY_NATIVE;  // read when num_moduli == OZDGEMM_MODULI_AUTO
+  int num_moduli = OZDGEMM_DEFAULT_MODULI;  // certified; 2..20 fixes s, OZDGEMM_MODULI_AUTO
+  ozdgemm::scaling scaling = scaling::fast;
+  int accuracy = OZDGEMM_ACCURACY_NATIVE;  // read when s is chosen per call (auto, certified)
 
   ozdgemm_options_t c_value() const {
     return ozdgemm_options_t{num_moduli, static_cast<ozdgemm_scaling_t>(scaling), accuracy};

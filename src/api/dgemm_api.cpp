@@ -98,7 +98,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     return r;
   };
   if (handle == nullptr) return fail(OZDGEMM_STATUS_NOT_INITIALIZED);
-  moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
+  moduli_setting moduli;  // set by valid_options
   accuracy_target target;
   if (!valid_options(options, &moduli, &target)) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   op_kind oa, ob;
@@ -167,7 +167,7 @@ using namespace ozdgemm::detail;
 extern "C" {
 
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void) {
-  return ozdgemm_options_t{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_ACCURATE,
+  return ozdgemm_options_t{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_FAST,
                            OZDGEMM_ACCURACY_NATIVE};
 }
 
@@ -213,7 +213,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
       return OZDGEMM_STATUS_INVALID_VALUE;
     // The options (auto's target included) are checked before anything else, as on the device
     // entry: an invalid option is an invalid value even when there is nothing to compute.
-    moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
+    moduli_setting moduli;  // set by valid_options
     accuracy_target target;
     if (!valid_options(options, &moduli, &target)) return OZDGEMM_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;

@@ -29,6 +29,7 @@ struct tally {
 struct summary {
   std::mutex mutex;
   std::map<std::pair<outcome, const char*>, tally> by_reason;
+  std::map<int, long long> by_moduli;  // emulated calls by the s that ran
 };
 
 // Leaked: it is read by an atexit handler, after static destructors may have run.
@@ -51,6 +52,12 @@ void print_summary() {
   for (const auto& [key, t] : s.by_reason)
     logger().info("summary:   {:8} {:6} calls  {:9.3f} s  {}", to_string(key.first), t.calls,
                   t.seconds, key.second);
+  // The s of the emulated calls: with a per-call choice (the default) it varies with the data.
+  std::string hist;
+  for (const auto& [moduli, calls] : s.by_moduli)
+    hist += (hist.empty() ? "" : ", ") + std::string("s=") + std::to_string(moduli) + ": " +
+            std::to_string(calls);
+  if (!hist.empty()) logger().info("summary: emulated calls by moduli count: {}", hist);
   logger().flush();
 }
 
@@ -66,6 +73,7 @@ void log_call(const call_record& r) noexcept {
       tally& t = s.by_reason[{r.result, r.reason}];
       ++t.calls;
       t.seconds += r.seconds;
+      if (r.result == outcome::emulated) ++s.by_moduli[r.num_moduli];
     }
     const char* on = r.gpu != nullptr ? ", " : "";
     const char* gpu = r.gpu != nullptr ? r.gpu : "";

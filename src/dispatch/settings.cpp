@@ -79,8 +79,7 @@ config load() {
     } else if (std::strcmp(v, "certified") == 0) {
       c.moduli = moduli_setting::certified();
     } else {
-      invalid("OZDGEMM_MODULI", v, "an integer in 2..20, auto or certified",
-              std::to_string(c.moduli.count()));
+      invalid("OZDGEMM_MODULI", v, "an integer in 2..20, auto or certified", "certified");
     }
   }
   if (const char* v = env("OZDGEMM_ACCURACY")) {
@@ -90,7 +89,7 @@ config load() {
   if (const char* v = env("OZDGEMM_SCALING")) {
     if (std::strcmp(v, "fast") == 0) c.scaling = scaling_mode::fast;
     else if (std::strcmp(v, "accurate") == 0) c.scaling = scaling_mode::accurate;
-    else invalid("OZDGEMM_SCALING", v, "fast|accurate", "accurate");
+    else invalid("OZDGEMM_SCALING", v, "fast|accurate", "fast");
   }
   if (const char* v = env("OZDGEMM_CALIBRATE")) {
     if (std::strcmp(v, "auto") == 0)

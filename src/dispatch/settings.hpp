@@ -59,9 +59,9 @@ enum class run_mode { automatic, emulate, native };
 
 struct config {
   run_mode mode = run_mode::automatic;
-  moduli_setting moduli = moduli_setting::fixed(OZDGEMM_DEFAULT_MODULI);
+  moduli_setting moduli = moduli_setting::certified();  // OZDGEMM_DEFAULT_MODULI
   accuracy_target accuracy{};  // the target of a per-call choice (OZDGEMM_ACCURACY)
-  scaling_mode scaling = scaling_mode::accurate;
+  scaling_mode scaling = scaling_mode::fast;  // ozdgemm_default_options()
   std::string cpu_blas;  // empty: default search
   int device = -1;  // -1: unset (dispatch/device_select picks the GPU)
   double auto_margin = 0.05;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatch/settings.hpp"
+#include "ozdgemm/ozdgemm.hpp"
 
 namespace ozdgemm::test {
 namespace {
@@ -13,15 +14,24 @@ using detail::moduli_setting;
 TEST(ApiOptions, MirrorTheSettings) {
   detail::config c;
   ozdgemm_options_t o = detail::api_options(c);
-  EXPECT_EQ(o.num_moduli, OZDGEMM_DEFAULT_MODULI);
-  EXPECT_EQ(o.scaling, OZDGEMM_SCALING_ACCURATE);
+  // The interposer's defaults are the C API's: the certified count, fast scaling, target native.
+  const ozdgemm_options_t d = ozdgemm_default_options();
+  EXPECT_EQ(o.num_moduli, d.num_moduli);
+  EXPECT_EQ(o.num_moduli, OZDGEMM_MODULI_CERTIFIED);
+  EXPECT_EQ(o.scaling, d.scaling);
+  EXPECT_EQ(o.scaling, OZDGEMM_SCALING_FAST);
+  EXPECT_EQ(o.accuracy, d.accuracy);
   EXPECT_EQ(o.accuracy, OZDGEMM_ACCURACY_NATIVE);
+  const ozdgemm::options cpp;
+  EXPECT_EQ(cpp.num_moduli, d.num_moduli);
+  EXPECT_EQ(static_cast<int>(cpp.scaling), static_cast<int>(d.scaling));
+  EXPECT_EQ(cpp.accuracy, d.accuracy);
 
   c.moduli = moduli_setting::fixed(9);
-  c.scaling = detail::scaling_mode::fast;
+  c.scaling = detail::scaling_mode::accurate;
   o = detail::api_options(c);
   EXPECT_EQ(o.num_moduli, 9);
-  EXPECT_EQ(o.scaling, OZDGEMM_SCALING_FAST);
+  EXPECT_EQ(o.scaling, OZDGEMM_SCALING_ACCURATE);
 
   c.moduli = moduli_setting::automatic();
   c.accuracy = {accuracy_kind::bits, 40};

@@ -174,7 +174,11 @@ std::vector<shape> shapes() {
 std::vector<shape> check_decisions(const char* device_name, int major, int minor = 0) {
   const gpu_spec& g = spec_of(device_name, major, minor);
   const gpu_rates rates = detail::prior_rates(g);
-  const detail::config cfg{};  // auto mode, s = 14, accurate scaling, 5% margin
+  // Auto mode, 5% margin, and the roofline's s = 14 and accurate scaling (the default's
+  // per-call choice adds its own costs, checked in performance_model_test).
+  detail::config cfg{};
+  cfg.moduli = detail::moduli_setting::fixed(14);
+  cfg.scaling = detail::scaling_mode::accurate;
   std::vector<shape> emulated;
   for (const shape& s : shapes()) {
     const roofline r = roofline_of(g, s.m, s.n, s.k);

@@ -31,6 +31,9 @@ std::vector<double> uniform(size_t count, uint64_t seed) {
 // The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).
 class WorkspaceLimits : public GpuTest {};
 
+// The calls below run the default options: the workspace they need is the certified count's.
+static_assert(OZDGEMM_DEFAULT_MODULI == OZDGEMM_MODULI_CERTIFIED);  // and fast scaling
+
 TEST_F(WorkspaceLimits, WorkspaceCapRefusesThenRecovers) {
   const int64_t n = 384;
   const auto ha = uniform(n * n, 1), hb = uniform(n * n, 2), hc = uniform(n * n, 3);
@@ -38,8 +41,8 @@ TEST_F(WorkspaceLimits, WorkspaceCapRefusesThenRecovers) {
   const double one = 1.0, half = 0.5;
   ozdgemm::options o;
   const size_t need = ozdgemm::detail::emulation_workspace_bytes(
-      n, n, n, ozdgemm::detail::moduli_setting::fixed(o.num_moduli),
-      ozdgemm::detail::scaling_mode::accurate);
+      n, n, n, ozdgemm::detail::moduli_setting::certified(),
+      ozdgemm::detail::scaling_mode::fast);
   cudaStream_t s1, s2;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -79,8 +82,8 @@ TEST_F(WorkspaceLimits, WorkspaceNeverTakesMostOfTheFreeMemory) {
   ozdgemm::options o;
   auto bytes = [&](int64_t m) {
     return static_cast<double>(ozdgemm::detail::emulation_workspace_bytes(
-        m, m, 16, ozdgemm::detail::moduli_setting::fixed(o.num_moduli),
-        ozdgemm::detail::scaling_mode::accurate));
+        m, m, 16, ozdgemm::detail::moduli_setting::certified(),
+        ozdgemm::detail::scaling_mode::fast));
   };
   // The workspace grows with m (mostly s m^2 4 bytes of INT32 products): bisect for ~95%.
   int64_t lo = 16, hi = int64_t{1} << 20;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The debug log of the preloaded run proves the interception: every entry point was emulated.
+# The debug log of the preloaded run (default settings but OZDGEMM_MODE=emulate) proves the
+# interception: every entry point was emulated.
 set -euo pipefail
 log=$1
 [[ -s $log ]] || { echo "no log at $log (was the GPU run skipped?)"; exit 77; }
@@ -8,4 +9,7 @@ for entry in cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasDgemm; do
     { echo "no emulated $entry call in $log"; exit 1; }
 done
 grep -q "summary: " "$log" || { echo "no exit summary in $log"; exit 1; }
-echo "log shows every entry point emulated"
+# The default chooses s per call: the summary counts the emulated calls by the s that ran.
+grep -qE "summary: emulated calls by moduli count: s=[0-9]+: [0-9]+" "$log" ||
+  { echo "no moduli histogram in the exit summary of $log"; exit 1; }
+echo "log shows every entry point emulated, and the exit summary's moduli histogram"

@@ -1,6 +1,7 @@
 // What the plain cuBLAS test programs of this folder share: the preloaded library's C API
 // found with dlsym at run time (the programs do not link libozdgemm.so, so without LD_PRELOAD
-// the symbols are simply absent), the options the library reads from the environment, and a
+// the symbols are simply absent), the options the library reads from the environment
+// (env_options.hpp), and a
 // CHECK that reports and counts a failure without stopping the program.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "env_options.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 using ref_fn = decltype(&ozdgemm_dgemm_reference);
@@ -23,16 +25,6 @@ using cblas_fn = void (*)(int, int, int, int, int, int, double, const double*, i
 template <class F>
 F preloaded_symbol(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-}
-
-// The options an intercepted call runs with: OZDGEMM_MODULI and OZDGEMM_SCALING as the
-// library reads them, with its defaults (s = 14, accurate scaling).
-inline ozdgemm_options_t env_options() {
-  ozdgemm_options_t o{14, OZDGEMM_SCALING_ACCURATE, OZDGEMM_ACCURACY_NATIVE};
-  if (const char* s = std::getenv("OZDGEMM_MODULI")) o.num_moduli = std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING"))
-    o.scaling = std::strcmp(s, "fast") == 0 ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
-  return o;
 }
 
 // Failures so far, over all threads; the program's exit status comes from it.

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "env_options.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 extern "C" {
@@ -83,19 +84,6 @@ void add_to_digest(const std::vector<double>& c) {
 bool columns_ok(const test_case& tc, const std::vector<double>& c0,
                 const std::vector<double>& host_c, const std::vector<double>& dev_c, int ldc,
                 int lda, int ldb, const std::vector<double>& a, const std::vector<double>& b);
-
-ozdgemm_options_t env_options() {
-  ozdgemm_options_t o = ozdgemm_default_options();
-  if (const char* s = std::getenv("OZDGEMM_MODULI"))
-    o.num_moduli = std::strcmp(s, "auto") == 0 ? OZDGEMM_MODULI_AUTO : std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_ACCURACY"))
-    o.accuracy = std::strcmp(s, "native") == 0 ? OZDGEMM_ACCURACY_NATIVE
-                 : std::strcmp(s, "max") == 0  ? OZDGEMM_ACCURACY_MAX
-                                               : std::atoi(s);
-  if (const char* s = std::getenv("OZDGEMM_SCALING"))
-    o.scaling = std::strcmp(s, "fast") == 0 ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
-  return o;
-}
 
 bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
   // Stored shapes in the caller's layout: A is m x k (k x m if transposed), and so on.

@@ -23,7 +23,10 @@ int main() {
   std::printf("secure=%d\n", secure_execution() ? 1 : 0);
   const config& c = settings();
   std::printf("mode=%s\n", to_string(c.mode));
-  std::printf("moduli=%d\n", c.moduli.count());
+  if (c.moduli.is_fixed())
+    std::printf("moduli=%d\n", c.moduli.count());
+  else
+    std::printf("moduli=%s\n", c.moduli.is_certified() ? "certified" : "auto");
   std::printf("cpu_blas=%s\n", c.cpu_blas.c_str());
   logger().info("probe: info message");
   logger().warn("probe: warn message");

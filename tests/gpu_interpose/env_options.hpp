@@ -1,0 +1,24 @@
+// The options an intercepted call runs with (OZDGEMM_MODULI, OZDGEMM_ACCURACY, OZDGEMM_SCALING
+// as the library reads them), for the test programs that compare it with the host reference.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ozdgemm/ozdgemm.h"
+
+inline ozdgemm_options_t env_options() {
+  // ozdgemm_default_options()'s values: the programs that include this may not link the library.
+  ozdgemm_options_t o{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_FAST, OZDGEMM_ACCURACY_NATIVE};
+  if (const char* s = std::getenv("OZDGEMM_MODULI"))
+    o.num_moduli = std::strcmp(s, "auto") == 0        ? OZDGEMM_MODULI_AUTO
+                   : std::strcmp(s, "certified") == 0 ? OZDGEMM_MODULI_CERTIFIED
+                                                      : std::atoi(s);
+  if (const char* s = std::getenv("OZDGEMM_ACCURACY"))
+    o.accuracy = std::strcmp(s, "native") == 0 ? OZDGEMM_ACCURACY_NATIVE
+                 : std::strcmp(s, "max") == 0  ? OZDGEMM_ACCURACY_MAX
+                                               : std::atoi(s);
+  if (const char* s = std::getenv("OZDGEMM_SCALING"))
+    o.scaling = std::strcmp(s, "accurate") == 0 ? OZDGEMM_SCALING_ACCURATE : OZDGEMM_SCALING_FAST;
+  return o;
+}
