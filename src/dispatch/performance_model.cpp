@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/certified_bound.hpp"
 #include "core/gemm_problem.hpp"
 
 namespace ozdgemm::detail {
@@ -14,6 +15,9 @@ constexpr double kNativeLatency = 10e-6;     // s
 constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
 // The choice's one device-to-host copy and stream synchronisation (per-call moduli counts).
 constexpr double kChoiceLatency = 30e-6;  // s
+// The certified count's ratio pass (kernels/certify.cu), per element of C.
+constexpr double kRatioSecondsPerElement = 160e-12;
+constexpr double kRatioFlopsPerElement = 190.0;
 
 // x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
 // where round_up's integer sum would overflow (found by tests/fuzz).
@@ -39,14 +43,22 @@ double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, 
   // A conservative s (the measured choices are 15-17 for phi <= 2) and the one
   // device-to-host copy + stream synchronisation of the choice.
   double t = kChoiceLatency;
-  // Certified: also 6 band INT8 GEMMs, the band planes (3 bytes written per input element after
-  // an 8-byte read, twice: planes and norms) and per element of C six 64-bit accumulations of an
-  // INT32 plane and the ratio pass (about 30 bytes' worth).
+  // Certified: also kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band planes (kCertBands
+  // bytes written per input element after an 8-byte read, twice: planes and norms), per element
+  // of C a 64-bit accumulation of an INT32 plane per band GEMM, and the ratio pass: 19 moduli
+  // counts of about 10 FP64 operations per element, which measured 180-220 ps per element on
+  // the H200 with the band GEMM and passes (3.7 ms at 4096^3, 48 ms at 16384^3;
+  // bench/results/accuracy/certified.md), far
+  // from the FP64 peak: latency, not throughput. Modelled as that time plus the FP64 work at
+  // the GPU's rate, which dominates where FP64 is weak.
   if (moduli.is_certified()) {
     const double mp = padded(m), np = padded(n), kp = padded(k);
-    t += 6 * 2.0 * mp * np * kp / r.int8 +
-         (static_cast<double>(m) + n) * k * (2 * 8.0 + 3) / r.prep_bw +
-         static_cast<double>(m) * n * (6 * 20.0 + 30) / r.crt_bw;
+    constexpr int band_gemms = kCertBands * (kCertBands + 1) / 2;
+    const double elements = static_cast<double>(m) * n;
+    t += band_gemms * 2.0 * mp * np * kp / r.int8 +
+         (static_cast<double>(m) + n) * k * (2 * 8.0 + kCertBands) / r.prep_bw +
+         elements * band_gemms * 20.0 / r.crt_bw +
+         elements * (kRatioSecondsPerElement + kRatioFlopsPerElement / r.fp64);
   }
   return t + emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c, r);
 }

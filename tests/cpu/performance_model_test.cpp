@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatch/gpu_rates.hpp"
+#include "dispatch/performance_model.hpp"
 #include "support/h200_sweep.hpp"
 
 namespace ozdgemm::test {
@@ -16,6 +17,32 @@ TEST(PerformanceModel, NeverPicksASlowerEmulationAndTakesLargeGains) {
   const detail::gpu_spec* spec = detail::find_published(id);
   ASSERT_NE(spec, nullptr);
   EXPECT_GT(expect_sweep_decisions(detail::prior_rates(*spec)), 0);
+}
+
+// The certified count (the default) against auto on the H200, as measured in one run
+// (bench/results/accuracy/certified.md; fast scaling, phi = 0.5, both s = 15): certified took
+// 6.06 ms against auto's 2.40 at 4096^3, 161 against 113 ms at 16384^3. The model's extra cost of
+// certifying must land within 25% of the measured difference.
+TEST(PerformanceModel, CertifiedCostMatchesTheH200Measurement) {
+  detail::gpu_identity id;
+  id.name = "NVIDIA H200";
+  id.cc_major = 9;
+  const detail::gpu_spec* spec = detail::find_published(id);
+  ASSERT_NE(spec, nullptr);
+  const detail::gpu_rates r = detail::prior_rates(*spec);
+  const struct {
+    int64_t n;
+    double measured_ms;
+  } cases[] = {{4096, 6.06 - 2.40}, {16384, 161.14 - 112.93}};
+  for (const auto& c : cases) {
+    const double cert = detail::predict_device(c.n, c.n, c.n, detail::moduli_setting::certified(),
+                                               detail::scaling_mode::fast, false, r)
+                            .emulated_ms;
+    const double aut = detail::predict_device(c.n, c.n, c.n, detail::moduli_setting::automatic(),
+                                              detail::scaling_mode::fast, false, r)
+                           .emulated_ms;
+    EXPECT_NEAR((cert - aut) / c.measured_ms, 1.0, 0.25) << c.n;
+  }
 }
 
 }  // namespace
