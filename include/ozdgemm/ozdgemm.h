@@ -40,12 +40,13 @@ typedef enum ozdgemm_scaling {
  * OZDGEMM_ACCURACY_MAX (as close to correctly rounded as 20 moduli allow) or a number of
  * bits b in [1, 200] (predicted error <= 2^-b (|A||B|)_ij). `accuracy` is read only when
  * num_moduli == OZDGEMM_MODULI_AUTO, so callers built before it existed are unaffected.
- * On the GPU (ozdgemm_dgemm), auto adds one small device-to-host copy and one synchronisation
- * of the handle's stream per call (the chosen s decides how many INT8 GEMMs are launched) and
- * reserves the workspace of s = 20. When no s meets the target, and on a stream being captured
- * into a CUDA graph (where it cannot synchronise), the call runs native cublasDgemm on the
+ * On the GPU (ozdgemm_dgemm), auto adds one small device-to-host copy per call, made once the
+ * handle's stream has reached the choice (the chosen s decides how many INT8 GEMMs are
+ * launched); the host waits for that at most 1 s. It reserves the workspace of s = 20. When no s
+ * meets the target, on a stream being captured into a CUDA graph (where the host cannot wait),
+ * and on a stream held back for longer than the wait, the call runs native cublasDgemm on the
  * caller's handle (its stream and pointer mode; the handle is not modified) and logs why at
- * info level; ozdgemm_dgemm_ex reports which s ran. Fixed s never synchronises. */
+ * info level; ozdgemm_dgemm_ex reports which s ran. Fixed s never waits. */
 #define OZDGEMM_MODULI_AUTO 0
 /* num_moduli = OZDGEMM_MODULI_CERTIFIED (the default): as OZDGEMM_MODULI_AUTO, but s is chosen
  * on a proven bound of every element's error instead of a model: |C - AB| <= target (|A||B|)_ij
@@ -96,9 +97,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
                                            ozdgemm_options_t options);
 
 /* ozdgemm_dgemm, and *num_moduli_used (if not null) receives the moduli count that ran:
- * options.num_moduli, or with OZDGEMM_MODULI_AUTO the chosen s, or 0 when the call ran native
- * cublasDgemm instead (no s in [2, 20] meets the target, or stream capture; see above). Set
- * to 0 on any error. The result is bit-identical to ozdgemm_dgemm_reference with the same
+ * options.num_moduli, or with a per-call choice (OZDGEMM_MODULI_AUTO, _CERTIFIED) the chosen s,
+ * or 0 when the call ran native cublasDgemm instead (no s in [2, 20] meets the target, stream
+ * capture, or the wait; see above). Set to 0 on any error. The result is bit-identical to ozdgemm_dgemm_reference with the same
  * options. */
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOperation_t transa,
                                               cublasOperation_t transb, int64_t m, int64_t n,
