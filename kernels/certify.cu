@@ -70,16 +70,35 @@ __global__ void band_accumulate_kernel(unsigned long long* g, const int32_t* par
 }
 
 // One thread per row of the block, looping over columns (blockIdx.y strided): the row's factors
-// 2^-(hA(s) + sh(s)) for every s stay in registers, and so does the row's worst ratio of every
+// 2^-(hA(s) + sh(s)) for every s stay in registers (as exponents), and so does the row's worst ratio of every
 // s, reduced over the block and committed once per block at the end (every lane reaches the
 // reduction: the loop bounds are uniform across the block). One atomicMax per block and s, as
-// every block shares the 19 slots. The kernel's time is its per-element work, not the commits:
-// on the H200 it took 0.95 ms per 1024 x 4096 block of C with per-warp commits and with these. Per element: w, 1 / w and the column's norm, then per s four products,
-// two additions and two more products (certified_ratio_from, the host's arithmetic).
+// every block shares the 19 slots. Per element: w, 1 / w and the column's norm, then per s four
+// products, two additions and two more products (certified_ratio_from, the host's arithmetic).
+//
+// The chooser only asks, for each s below 20, whether its worst ratio is at most the target
+// (choose_moduli), so an s whose ratio exceeded the target at one element is settled: it is
+// not evaluated again, and its slot keeps some ratio above the target instead of the largest.
+// The block shares what its threads settled (a mask in shared memory, whose bits only ever
+// clear, so a stale read only costs work), and starts from the slots the finished blocks
+// committed. Every s that is not settled is evaluated at every element, so its worst ratio, the
+// one the chooser reports for the s it picks, is the host's, bit for bit; s = 20, whose ratio the
+// chooser also reports when it falls back, is always evaluated. On a typical call every s below
+// the chosen one is settled after a few elements, and the per-element work drops from 19
+// evaluations to 21 - s. target = +inf (the `max` target, which needs the ratio of 20 first)
+// settles nothing.
 constexpr int kCertifyThreads = 256;
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certify_args a) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
+  constexpr uint32_t kAll = (uint32_t{1} << kSpan) - 1, kLast = uint32_t{1} << (kSpan - 1);
+  __shared__ uint32_t block_open;
+  if (threadIdx.x == 0) block_open = kAll;
+  __syncthreads();
+  if (threadIdx.x < kSpan - 1 &&
+      bits_double(a.worst[threadIdx.x + kMinModuli]) > a.target)  // settled by an earlier block
+    atomicAnd(&block_open, ~(uint32_t{1} << threadIdx.x));
+  __syncthreads();
   const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t i = a.i0 + ii;
   const bool row_in = ii < a.rows;
@@ -88,13 +107,16 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certif
   const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
   const int drop_a = row_live ? a.drop_a[i] : 0;
   const double kd = static_cast<double>(a.k);
-  double pa[kSpan], worst[kSpan];
+  // pa(s) = 2^xa[t] (kept as exponents: half the registers of the doubles, so more warps fit).
+  int xa[kSpan];
+  double worst[kSpan];
 #pragma unroll
   for (int t = 0; t < kSpan; ++t) {
     const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
-    pa[t] = row_live ? pow2i(-(a.exps_all_a[t * a.m + i] + ema) - sh) : 0.0;
+    xa[t] = row_live ? -(a.exps_all_a[t * a.m + i] + ema) - sh : 0;
     worst[t] = 0.0;
   }
+  uint32_t open = kAll;  // the s this thread still evaluates (bit s - kMinModuli)
   for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
     if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
@@ -102,16 +124,27 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certif
     if (w == 0.0) {  // no lower bound: no s is certified
 #pragma unroll
       for (int t = 0; t < kSpan; ++t) worst[t] = INFINITY;
+      open = kLast;
+      atomicAnd(&block_open, kLast);
       continue;
     }
+    open &= *static_cast<volatile uint32_t*>(&block_open) | kLast;
     const double inv_w = 1.0 / w;
     const double nb = norm_from_sum(a.norm_b[j]);
+    uint32_t settled = 0;
 #pragma unroll
     for (int t = 0; t < kSpan; ++t) {
+      if (((open >> t) & 1u) == 0) continue;
       const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
       const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - sh);
-      const double r = certified_ratio_from(na, nb, kd, pa[t], pb, inv_w);
+      const double r = certified_ratio_from(na, nb, kd, pow2i(xa[t]), pb, inv_w);
       worst[t] = r > worst[t] ? r : worst[t];
+      if (r > a.target) settled |= uint32_t{1} << t;
+    }
+    settled &= ~kLast;
+    if (settled != 0) {
+      open &= ~settled;
+      atomicAnd(&block_open, ~settled);
     }
   }
   constexpr int kWarps = kCertifyThreads / 32;

@@ -32,7 +32,7 @@ void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned l
 void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,
                             cudaStream_t stream);
 
-// The worst certified ratio of every s over one block of rows of C.
+// The worst certified ratio of every s over one block of rows of C (up to the target, below).
 struct certify_args {
   const unsigned long long* g;  // G of rows [i0, i0 + rows) of C, column-major, leading dim ld
   int64_t i0, rows, ld;
@@ -48,6 +48,9 @@ struct certify_args {
   const int* exps_all_a;      // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
   const int* exps_all_b;      // [(s - kMinModuli) n + j]
   uint32_t nearest_mask;      // bit s set: the residues of s round to nearest
+  // The chooser's target (choose_moduli's c.target, or +inf when it depends on the ratio of
+  // s = 20): a slot of s < 20 whose ratio exceeded it holds some ratio above it, not the largest.
+  double target;
   unsigned long long* worst;  // [kMaxModuli + 1], atomicMax'ed bits (zeroed beforehand)
 };
 void launch_certified_ratios(const certify_args& a, cudaStream_t stream);

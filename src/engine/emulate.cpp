@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -323,6 +324,10 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
   launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
   OZDGEMM_CHECK_LAUNCH();
+  // The `max` target is only known once the ratio of s = 20 is (choose_moduli).
+  const double threshold = call.target.kind == accuracy_kind::max
+                               ? std::numeric_limits<double>::infinity()
+                               : target_bound(call.target, p.k);
   uint32_t nearest_mask = 0;
   for (int s = kMinModuli; s <= kMaxModuli; ++s)
     if (rounds_to_nearest(moduli_for(s), p.k)) nearest_mask |= uint32_t{1} << s;
@@ -360,6 +365,7 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
     ca.exps_all_a = L.exps_all_a;
     ca.exps_all_b = L.exps_all_b;
     ca.nearest_mask = nearest_mask;
+    ca.target = threshold;
     ca.worst = L.worst + 2 * (kMaxModuli + 1);
     launch_certified_ratios(ca, st);
     OZDGEMM_CHECK_LAUNCH();
