@@ -1,6 +1,8 @@
 #include "dispatch/call_log.hpp"
 
+#include <array>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -30,6 +32,12 @@ struct summary {
   std::mutex mutex;
   std::map<std::pair<outcome, const char*>, tally> by_reason;
   std::map<int, long long> by_moduli;  // emulated calls by the s that ran
+  // Calls per intercepted routine and outcome, keyed by the entry's name (a static string,
+  // compared by content: no allocation per call).
+  struct by_name {
+    bool operator()(const char* a, const char* b) const { return std::strcmp(a, b) < 0; }
+  };
+  std::map<const char*, std::array<long long, 3>, by_name> by_entry;
 };
 
 // Leaked: it is read by an atexit handler, after static destructors may have run.
@@ -58,6 +66,9 @@ void print_summary() {
     hist += (hist.empty() ? "" : ", ") + std::string("s=") + std::to_string(moduli) + ": " +
             std::to_string(calls);
   if (!hist.empty()) logger().info("summary: emulated calls by moduli count: {}", hist);
+  for (const auto& [entry, n] : s.by_entry)
+    logger().info("summary: routine {}: {} emulated, {} native, {} fallback", entry, n[0], n[1],
+                  n[2]);
   logger().flush();
 }
 
@@ -74,6 +85,7 @@ void log_call(const call_record& r) noexcept {
       ++t.calls;
       t.seconds += r.seconds;
       if (r.result == outcome::emulated) ++s.by_moduli[r.num_moduli];
+      ++s.by_entry[r.entry][static_cast<int>(r.result)];
     }
     const char* on = r.gpu != nullptr ? ", " : "";
     const char* gpu = r.gpu != nullptr ? r.gpu : "";
