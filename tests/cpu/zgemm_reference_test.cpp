@@ -32,7 +32,7 @@
 #include "ozdgemm/ozdgemm.h"
 #include "reference/complex_reference.hpp"
 #include "reference/host_reference.hpp"
-#include "support/auto_inputs.hpp"
+#include "support/complex_inputs.hpp"
 #include "support/dd_reference.hpp"
 #include "support/inputs.hpp"
 
@@ -43,55 +43,6 @@ using detail::scaling_mode;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A column-major complex host matrix: element (i, j) at data[j * ld + i].
-struct zmatrix {
-  int64_t rows = 0, cols = 0, ld = 1;
-  std::vector<zdouble> data;
-  zdouble& operator()(int64_t i, int64_t j) { return data[static_cast<size_t>(j * ld + i)]; }
-  zdouble operator()(int64_t i, int64_t j) const { return data[static_cast<size_t>(j * ld + i)]; }
-  zdouble* ptr() { return data.data(); }
-  const zdouble* ptr() const { return data.data(); }
-};
-
-zmatrix make_zmatrix(int64_t rows, int64_t cols, int64_t ld, zdouble fill) {
-  zmatrix z;
-  z.rows = rows;
-  z.cols = cols;
-  z.ld = std::max<int64_t>({ld, rows, 1});
-  z.data.assign(static_cast<size_t>(z.ld * std::max<int64_t>(cols, 1)), fill);
-  return z;
-}
-
-// Real and imaginary parts from two real matrices of the same shape.
-zmatrix from_parts(const host_matrix& re, const host_matrix& im) {
-  zmatrix z = make_zmatrix(re.rows, re.cols, re.rows, zdouble(0.0, 0.0));
-  for (int64_t j = 0; j < re.cols; ++j)
-    for (int64_t i = 0; i < re.rows; ++i) z(i, j) = zdouble(re(i, j), im(i, j));
-  return z;
-}
-
-// (U - 0.5) exp(phi N(0, 1)) in both parts.
-zmatrix phi_zmatrix(int64_t rows, int64_t cols, double phi, uint64_t seed) {
-  return from_parts(phi_matrix(rows, cols, phi, seed), phi_matrix(rows, cols, phi, seed + 101));
-}
-
-// The stored matrix whose op(.) under `trans` is `op` ('C': the conjugate transpose is
-// stored), with `extra_ld` padding rows poisoned with NaN.
-zmatrix store_for_zop(const zmatrix& op, char trans, int64_t extra_ld) {
-  const bool n = trans == 'N';
-  const int64_t rows = n ? op.rows : op.cols, cols = n ? op.cols : op.rows;
-  zmatrix s = make_zmatrix(rows, cols, rows + extra_ld, zdouble(kNaN, kNaN));
-  for (int64_t j = 0; j < op.cols; ++j)
-    for (int64_t i = 0; i < op.rows; ++i) {
-      const zdouble v = op(i, j);
-      if (n)
-        s(i, j) = v;
-      else
-        s(j, i) = trans == 'C' ? std::conj(v) : v;
-    }
-  return s;
-}
 
 const cuDoubleComplex* cu(const zdouble* z) { return reinterpret_cast<const cuDoubleComplex*>(z); }
 cuDoubleComplex* cu(zdouble* z) { return reinterpret_cast<cuDoubleComplex*>(z); }
@@ -357,20 +308,6 @@ const zinput_case kInputs[] = {
     {zinput::long_k, "long_k", 3, 2, 3000},
 };
 
-// Anti-aligned complex inputs: both parts of op(A) and op(B) carry the magnitudes of
-// anti_aligned_inputs (the large entries of op(B)'s columns meet the small ones of row 0 of
-// op(A)), each part with its own random factor in [-1, 1).
-void anti_aligned_zinputs(int64_t m, int64_t n, int64_t k, uint64_t seed, zmatrix* a,
-                          zmatrix* b) {
-  const operand_pair in = anti_aligned_inputs(2.0, m, n, k, seed);
-  rng r(seed + 17);
-  host_matrix im_a = in.a, im_b = in.b;
-  for (double& x : im_a.data) x *= 2 * r.uniform() - 1;
-  for (double& x : im_b.data) x *= 2 * r.uniform() - 1;
-  *a = from_parts(in.a, im_a);
-  *b = from_parts(in.b, im_b);
-}
-
 using input_param = std::tuple<int, int, scaling_mode>;  // case, moduli, mode
 
 class ZgemmReferenceInputs : public testing::TestWithParam<input_param> {};
@@ -381,7 +318,7 @@ TEST_P(ZgemmReferenceInputs, WithinTheBoundOfTheEmbedding) {
   const uint64_t seed = 7000 + 31 * static_cast<uint64_t>(index);
   zmatrix op_a, op_b;
   if (ic.kind == zinput::anti_aligned) {
-    anti_aligned_zinputs(ic.m, ic.n, ic.k, seed, &op_a, &op_b);
+    anti_aligned_zinputs(2.0, ic.m, ic.n, ic.k, seed, &op_a, &op_b);
   } else {
     const double phi = ic.kind == zinput::wide_phi2 ? 2.0 : 1.0;
     op_a = phi_zmatrix(ic.m, ic.k, phi, seed);
