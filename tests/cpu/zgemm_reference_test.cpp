@@ -35,6 +35,7 @@
 #include "support/complex_inputs.hpp"
 #include "support/dd_reference.hpp"
 #include "support/inputs.hpp"
+#include "support/zgemm_calls.hpp"
 
 namespace ozdgemm::test {
 namespace {
@@ -43,42 +44,6 @@ using detail::scaling_mode;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-const cuDoubleComplex* cu(const zdouble* z) { return reinterpret_cast<const cuDoubleComplex*>(z); }
-cuDoubleComplex* cu(zdouble* z) { return reinterpret_cast<cuDoubleComplex*>(z); }
-cuDoubleComplex cu(zdouble z) { return make_cuDoubleComplex(z.real(), z.imag()); }
-
-ozdgemm_options_t options_for(int moduli, scaling_mode mode) {
-  ozdgemm_options_t o = ozdgemm_default_options();
-  o.num_moduli = moduli;
-  o.scaling = mode == scaling_mode::fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
-  return o;
-}
-
-detail::complex_problem make_zproblem(char ta, char tb, int64_t m, int64_t n, int64_t k,
-                                      const zdouble* A, int64_t lda, const zdouble* B,
-                                      int64_t ldb, zdouble* C, int64_t ldc) {
-  return detail::complex_problem{
-      m,
-      n,
-      k,
-      detail::complex_operand_a(to_op(ta), ta == 'C', reinterpret_cast<const double*>(A), lda),
-      detail::complex_operand_b(to_op(tb), tb == 'C', reinterpret_cast<const double*>(B), ldb),
-      reinterpret_cast<double*>(C),
-      ldc};
-}
-
-detail::moduli_setting setting_of(int moduli) {
-  if (moduli == OZDGEMM_MODULI_AUTO) return detail::moduli_setting::automatic();
-  if (moduli == OZDGEMM_MODULI_CERTIFIED) return detail::moduli_setting::certified();
-  return detail::moduli_setting::fixed(moduli);
-}
-
-std::string setting_name(int moduli) {
-  if (moduli == OZDGEMM_MODULI_AUTO) return "auto";
-  if (moduli == OZDGEMM_MODULI_CERTIFIED) return "certified";
-  return "s" + std::to_string(moduli);
-}
 
 // One complex call: its arguments and inputs, run through the C entry and the references.
 struct zcall {
@@ -119,7 +84,7 @@ zmatrix run_reference(const zcall& c, ozdgemm_status_t* status = nullptr) {
   zmatrix C = c.C0;
   const ozdgemm_status_t st = ozdgemm_zgemm_reference(
       c.ta, c.tb, c.m, c.n, c.k, cu(c.alpha), cu(c.A.ptr()), c.A.ld, cu(c.B.ptr()), c.B.ld,
-      cu(c.beta), cu(C.ptr()), C.ld, options_for(c.moduli, c.mode));
+      cu(c.beta), cu(C.ptr()), C.ld, zoptions(c.moduli, c.mode == scaling_mode::fast));
   if (status != nullptr) *status = st;
   EXPECT_EQ(st, OZDGEMM_STATUS_SUCCESS);
   return C;
@@ -139,7 +104,7 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
   const long double u = std::ldexp(1.0L, -53);
   zmatrix scratch = c.C0;
   const detail::complex_problem zp =
-      make_zproblem(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld, c.B.ptr(), c.B.ld,
+      zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld, c.B.ptr(), c.B.ld,
                     scratch.ptr(), scratch.ld);
   const detail::host_embedding e = detail::embed_on_host(zp);
   const detail::scaling_result sc = detail::reference_scaling(e.real, s, c.mode);
@@ -211,7 +176,7 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
 // The moduli count the call runs (reference_zgemm, the code behind the C entry).
 int moduli_used(const zcall& c) {
   zmatrix C = c.C0;
-  const detail::complex_problem zp = make_zproblem(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld,
+  const detail::complex_problem zp = zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld,
                                                    c.B.ptr(), c.B.ld, C.ptr(), C.ld);
   return detail::reference_zgemm(zp, {c.alpha.real(), c.alpha.imag()},
                                  {c.beta.real(), c.beta.imag()}, setting_of(c.moduli), c.mode,
@@ -463,7 +428,7 @@ TEST(ZgemmReference, AlphaZeroReadsNeitherAnorB) {
     zmatrix C = c.C0;
     ASSERT_EQ(ozdgemm_zgemm_reference('N', 'T', c.m, c.n, c.k, cu(c.alpha), nullptr, c.m, nullptr,
                                       c.n, cu(c.beta), cu(C.ptr()), C.ld,
-                                      options_for(moduli, scaling_mode::fast)),
+                                      zoptions(moduli, true)),
               OZDGEMM_STATUS_SUCCESS);
     zmatrix R = c.C0;
     dd_zgemm('N', 'T', c.m, c.n, c.k, c.alpha, nullptr, c.m, nullptr, c.n, c.beta, R.ptr(), R.ld);
@@ -483,7 +448,7 @@ TEST(ZgemmReference, AlphaZeroReadsNeitherAnorB) {
     zmatrix same = c.C0;
     ASSERT_EQ(ozdgemm_zgemm_reference('N', 'T', c.m, c.n, c.k, cu(c.alpha), nullptr, c.m, nullptr,
                                       c.n, make_cuDoubleComplex(1.0, 0.0), cu(same.ptr()), same.ld,
-                                      options_for(moduli, scaling_mode::fast)),
+                                      zoptions(moduli, true)),
               OZDGEMM_STATUS_SUCCESS);
     EXPECT_TRUE(same_bits(same, c.C0));
   }

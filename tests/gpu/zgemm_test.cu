@@ -17,12 +17,15 @@
 #include "ozdgemm/ozdgemm.hpp"
 #include "reference/complex_reference.hpp"
 #include "support/complex_inputs.hpp"
+#include "support/zgemm_calls.hpp"
 
 namespace {
 
 using ozdgemm::test::anti_aligned_zinputs;
+using ozdgemm::test::cu;
 using ozdgemm::test::make_zmatrix;
 using ozdgemm::test::phi_zmatrix;
+using ozdgemm::test::setting_name;
 using ozdgemm::test::store_for_zop;
 using ozdgemm::test::zdouble;
 using ozdgemm::test::zmatrix;
@@ -32,23 +35,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 cublasOperation_t to_op(char c) {
   return c == 'N' ? CUBLAS_OP_N : c == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C;
-}
-
-const cuDoubleComplex* cu(const zdouble* z) { return reinterpret_cast<const cuDoubleComplex*>(z); }
-cuDoubleComplex* cu(zdouble* z) { return reinterpret_cast<cuDoubleComplex*>(z); }
-cuDoubleComplex cu(zdouble z) { return make_cuDoubleComplex(z.real(), z.imag()); }
-
-std::string setting_name(int moduli) {
-  if (moduli == OZDGEMM_MODULI_AUTO) return "auto";
-  if (moduli == OZDGEMM_MODULI_CERTIFIED) return "certified";
-  return "s" + std::to_string(moduli);
-}
-
-ozdgemm_options_t options_for(int moduli, bool fast) {
-  ozdgemm_options_t o = ozdgemm_default_options();
-  o.num_moduli = moduli;
-  o.scaling = fast ? OZDGEMM_SCALING_FAST : OZDGEMM_SCALING_ACCURATE;
-  return o;
 }
 
 // Both parts bit for bit (any two NaNs equal); the count of differing elements.
@@ -117,24 +103,9 @@ struct zproblem {
   // The moduli count the host reference runs for these options.
   int reference_s(int moduli, bool fast) const {
     zmatrix C = C0;
-    const auto conj = [](char t) { return t == 'C'; };
-    const auto kind = [](char t) {
-      return t == 'N' ? ozdgemm::detail::op_kind::n : ozdgemm::detail::op_kind::t;
-    };
-    const ozdgemm::detail::complex_problem p{
-        m,
-        n,
-        k,
-        ozdgemm::detail::complex_operand_a(kind(ta), conj(ta),
-                                           reinterpret_cast<const double*>(A.ptr()), A.ld),
-        ozdgemm::detail::complex_operand_b(kind(tb), conj(tb),
-                                           reinterpret_cast<const double*>(B.ptr()), B.ld),
-        reinterpret_cast<double*>(C.ptr()),
-        C.ld};
-    const ozdgemm::detail::moduli_setting setting =
-        moduli == OZDGEMM_MODULI_AUTO        ? ozdgemm::detail::moduli_setting::automatic()
-        : moduli == OZDGEMM_MODULI_CERTIFIED ? ozdgemm::detail::moduli_setting::certified()
-                                             : ozdgemm::detail::moduli_setting::fixed(moduli);
+    const ozdgemm::detail::complex_problem p =
+        ozdgemm::test::zproblem_of(ta, tb, m, n, k, A.ptr(), A.ld, B.ptr(), B.ld, C.ptr(), C.ld);
+    const ozdgemm::detail::moduli_setting setting = ozdgemm::test::setting_of(moduli);
     return ozdgemm::detail::reference_zgemm(
         p, {alpha.real(), alpha.imag()}, {beta.real(), beta.imag()}, setting,
         fast ? ozdgemm::detail::scaling_mode::fast : ozdgemm::detail::scaling_mode::accurate,
@@ -191,7 +162,7 @@ TEST_P(ZgemmBitIdentity, GpuEqualsHostReference) {
     ASSERT_CUDA(cudaMemcpy(p.b.ptr, p.B.data.data(), p.B.data.size() * sizeof(zdouble),
                            cudaMemcpyHostToDevice));
   }
-  const ozdgemm_options_t o = options_for(tc.moduli, tc.fast);
+  const ozdgemm_options_t o = ozdgemm::test::zoptions(tc.moduli, tc.fast);
   const std::vector<zdouble> want = p.reference(o);
   const int host_s = p.reference_s(tc.moduli, tc.fast);
   ASSERT_GT(host_s, 0) << "these inputs are emulated on the host";
@@ -295,7 +266,7 @@ TEST_F(ZgemmSemantics, SpecialValuesGiveNativeClassesPerPart) {
         ASSERT_CUDA(cudaDeviceSynchronize());
         const std::vector<zdouble> native = p.c.to_host();
         int s_used = -1;
-        ASSERT_EQ(p.run(handle_, options_for(moduli, true), false, &s_used),
+        ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), false, &s_used),
                   OZDGEMM_STATUS_SUCCESS);
         ASSERT_CUDA(cudaDeviceSynchronize());
         const std::vector<zdouble> got = p.c.to_host();
@@ -332,7 +303,7 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
     if (dev) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
     for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED}) {
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, options_for(moduli, true), dev, &s_used), OZDGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), dev, &s_used), OZDGEMM_STATUS_SUCCESS);
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<zdouble> got = p.c.to_host();
       const double u = std::ldexp(1.0, -53);
@@ -348,7 +319,7 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
         p.reset_c();
         ASSERT_EQ(ozdgemm_zgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_T, p.m, p.n, 0, cu(&p.alpha),
                                 cu(p.a.ptr), p.A.ld, cu(p.b.ptr), p.B.ld, cu(&p.beta), cu(p.c.ptr),
-                                p.C0.ld, options_for(moduli, true)),
+                                p.C0.ld, ozdgemm::test::zoptions(moduli, true)),
                   OZDGEMM_STATUS_SUCCESS);
         ASSERT_CUDA(cudaDeviceSynchronize());
         EXPECT_EQ(differing(p.c.to_host(), got), 0) << "k = 0 against alpha = 0";
@@ -362,8 +333,8 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
   zproblem data_c('C', 'N', phi_zmatrix(9, 7, 1.0, 74), phi_zmatrix(7, 6, 1.0, 75), 0,
                   {-0.75, 0.5}, {0.0, 0.0}, 76, false);
   int s1 = -1, s2 = -1;
-  ASSERT_EQ(nan_c.run(handle_, options_for(14, true), false, &s1), OZDGEMM_STATUS_SUCCESS);
-  ASSERT_EQ(data_c.run(handle_, options_for(14, true), false, &s2), OZDGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(nan_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s1), OZDGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(data_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s2), OZDGEMM_STATUS_SUCCESS);
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<zdouble> x = nan_c.c.to_host(), y = data_c.c.to_host();
   EXPECT_EQ(differing(x, y), 0);
@@ -418,7 +389,7 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
                {-0.75, 0.5}, {0.25, -1.5}, 83);
     for (int moduli : {9, 17, OZDGEMM_MODULI_AUTO, OZDGEMM_MODULI_CERTIFIED}) {
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, options_for(moduli, true), false, &s_used), OZDGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), false, &s_used), OZDGEMM_STATUS_SUCCESS);
       EXPECT_EQ(s_used, p.reference_s(moduli, true)) << setting_name(moduli);
       if (moduli > 0) EXPECT_EQ(s_used, moduli);
     }
@@ -431,7 +402,7 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
     for (bool fast : {true, false}) {
       const int host_s = p.reference_s(OZDGEMM_MODULI_CERTIFIED, fast);
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, options_for(OZDGEMM_MODULI_CERTIFIED, fast), false, &s_used),
+      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast), false, &s_used),
                 OZDGEMM_STATUS_SUCCESS);
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<zdouble> got = p.c.to_host();
@@ -439,7 +410,7 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
       std::printf("[ certified ] anti-aligned phi=%g %s: s = %d\n", phi, fast ? "fast" : "acc",
                   s_used);
       if (host_s != 0) {
-        EXPECT_EQ(differing(got, p.reference(options_for(OZDGEMM_MODULI_CERTIFIED, fast))), 0);
+        EXPECT_EQ(differing(got, p.reference(ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast))), 0);
         continue;
       }
       ++fallbacks;
@@ -461,7 +432,7 @@ TEST_F(ZgemmSemantics, GraphCapture) {
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   ASSERT_CUBLAS(cublasSetStream(handle_, s));
   for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED}) {
-    const ozdgemm_options_t o = options_for(moduli, true);
+    const ozdgemm_options_t o = ozdgemm::test::zoptions(moduli, true);
     std::vector<zdouble> want;
     if (moduli == 14) {
       int s_used = -1;
