@@ -1,5 +1,4 @@
 #include "complex_pack.cuh"
-
 #include "launch_common.cuh"
 
 namespace ozdgemm::detail {
@@ -33,8 +32,7 @@ __global__ void pack_b_kernel(complex_operand b, int64_t n, int64_t k, const dou
 }
 
 __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
-                                        complex_scalar_arg alpha_arg,
-                                        complex_scalar_arg beta_arg) {
+                                        complex_scalar_arg alpha_arg, complex_scalar_arg beta_arg) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= p.m) return;
   const complex_value alpha = alpha_arg.get(), beta = beta_arg.get();

@@ -13,10 +13,14 @@ static_assert(CUBLAS_OP_N == 0 && CUBLAS_OP_T == 1 && CUBLAS_OP_C == 2,
 
 // OZDGEMM_MODULI_AUTO's target from options.accuracy; false for an invalid value.
 bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
-  if (o.accuracy == OZDGEMM_ACCURACY_NATIVE) *t = accuracy_target{accuracy_kind::native, 0};
-  else if (o.accuracy == OZDGEMM_ACCURACY_MAX) *t = accuracy_target{accuracy_kind::max, 0};
-  else if (o.accuracy >= 1 && o.accuracy <= 200) *t = accuracy_target{accuracy_kind::bits, o.accuracy};
-  else return false;
+  if (o.accuracy == OZDGEMM_ACCURACY_NATIVE)
+    *t = accuracy_target{accuracy_kind::native, 0};
+  else if (o.accuracy == OZDGEMM_ACCURACY_MAX)
+    *t = accuracy_target{accuracy_kind::max, 0};
+  else if (o.accuracy >= 1 && o.accuracy <= 200)
+    *t = accuracy_target{accuracy_kind::bits, o.accuracy};
+  else
+    return false;
   return true;
 }
 
@@ -72,8 +76,8 @@ ozdgemm_status_t check_reference_args(char transa, char transb, int64_t m, int64
 }
 
 bool addressable(const checked_args& args, int64_t m, int64_t n, int64_t k, const void* A,
-                 int64_t lda, const void* B, int64_t ldb, const void* C, int64_t ldc,
-                 bool reads_ab, size_t element) {
+                 int64_t lda, const void* B, int64_t ldb, const void* C, int64_t ldc, bool reads_ab,
+                 size_t element) {
   if (!addressable_matrix(C, m, n, ldc, element)) return false;
   if (!reads_ab || k == 0) return true;
   const int64_t rows_a = args.oa == op_kind::n ? m : k, cols_a = args.oa == op_kind::n ? k : m;

@@ -58,8 +58,8 @@ ozdgemm_status_t check_reference_args(char transa, char transb, int64_t m, int64
 // Arguments that fail this describe no memory a caller can own, so they are invalid values,
 // refused before any index is formed. A and B are only checked when they are read (k > 0).
 bool addressable(const checked_args& args, int64_t m, int64_t n, int64_t k, const void* A,
-                 int64_t lda, const void* B, int64_t ldb, const void* C, int64_t ldc,
-                 bool reads_ab, size_t element);
+                 int64_t lda, const void* B, int64_t ldb, const void* C, int64_t ldc, bool reads_ab,
+                 size_t element);
 
 // The stream of the caller's handle; true when its pointer mode is device (alpha and beta are
 // then device pointers, read only by kernels). Throws cublas_error.

@@ -43,8 +43,8 @@ void native_zgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperati
                   int64_t m, int64_t n, int64_t k, const cuDoubleComplex* alpha,
                   const cuDoubleComplex* A, int64_t lda, const cuDoubleComplex* B, int64_t ldb,
                   const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc) {
-  OZDGEMM_CUBLAS_TRY(cublas_zgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                       beta, C, ldc));
+  OZDGEMM_CUBLAS_TRY(
+      cublas_zgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
 }  // namespace
@@ -57,8 +57,8 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            bool run_native) {
   device_result r;
   checked_args args;
-  r.status =
-      check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options, &args);
+  r.status = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
+                               &args);
   if (r.status != OZDGEMM_STATUS_SUCCESS) return r;
   if (m == 0 || n == 0) {
     r.s = args.trivial_s;
@@ -81,12 +81,12 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     return unsized_workspace("ozdgemm_zgemm", m, n, k);
 
   const bool dev = caller_stream(handle, &call.real.stream);
-  call.alpha = complex_scalar_arg{dev ? parts(alpha) : nullptr,
-                                  dev ? complex_value{0.0, 0.0}
-                                      : complex_value{cuCreal(*alpha), cuCimag(*alpha)}};
-  call.beta = complex_scalar_arg{dev ? parts(beta) : nullptr,
-                                 dev ? complex_value{0.0, 0.0}
-                                     : complex_value{cuCreal(*beta), cuCimag(*beta)}};
+  call.alpha = complex_scalar_arg{
+      dev ? parts(alpha) : nullptr,
+      dev ? complex_value{0.0, 0.0} : complex_value{cuCreal(*alpha), cuCimag(*alpha)}};
+  call.beta = complex_scalar_arg{
+      dev ? parts(beta) : nullptr,
+      dev ? complex_value{0.0, 0.0} : complex_value{cuCreal(*beta), cuCimag(*beta)}};
 
   // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels:
   // the packs then read neither A nor B, and the epilogue no T.)
@@ -98,11 +98,10 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     return r;
   }
 
-  return settle_run("ozdgemm_zgemm", "cublasZgemm", m, n, k,
-                    run_complex_for_handle(handle, call, ws_bytes), args.target, run_native, [&] {
-                      native_zgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                                   C, ldc);
-                    });
+  return settle_run(
+      "ozdgemm_zgemm", "cublasZgemm", m, n, k, run_complex_for_handle(handle, call, ws_bytes),
+      args.target, run_native,
+      [&] { native_zgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 }  // namespace ozdgemm::detail
@@ -125,14 +124,11 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm(cublasHandle_t handle, cublasOperatio
   });
 }
 
-OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(cublasHandle_t handle, cublasOperation_t transa,
-                                              cublasOperation_t transb, int64_t m, int64_t n,
-                                              int64_t k, const cuDoubleComplex* alpha,
-                                              const cuDoubleComplex* A, int64_t lda,
-                                              const cuDoubleComplex* B, int64_t ldb,
-                                              const cuDoubleComplex* beta, cuDoubleComplex* C,
-                                              int64_t ldc, ozdgemm_options_t options,
-                                              int* num_moduli_used) {
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta, cuDoubleComplex* C,
+    int64_t ldc, ozdgemm_options_t options, int* num_moduli_used) {
   if (num_moduli_used != nullptr) *num_moduli_used = 0;
   return guarded("ozdgemm_zgemm_ex", [&]() -> ozdgemm_status_t {
     const device_result r = zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
@@ -142,8 +138,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(cublasHandle_t handle, cublasOpera
   });
 }
 
-OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, int64_t m,
-                                                     int64_t n, int64_t k, cuDoubleComplex alpha,
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, int64_t m, int64_t n,
+                                                     int64_t k, cuDoubleComplex alpha,
                                                      const cuDoubleComplex* A, int64_t lda,
                                                      const cuDoubleComplex* B, int64_t ldb,
                                                      cuDoubleComplex beta, cuDoubleComplex* C,
@@ -161,13 +157,15 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, i
     size_t scratch = 0;
     if (reads_ab && k > 0 &&
         !reference_zgemm_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch)) {
-      logger().info("ozdgemm_zgemm_reference: m={} n={} k={} needs more scratch memory than "
-                    "can be addressed", m, n, k);
+      logger().info(
+          "ozdgemm_zgemm_reference: m={} n={} k={} needs more scratch memory than "
+          "can be addressed",
+          m, n, k);
       return OZDGEMM_STATUS_ALLOC_FAILED;
     }
     moduli_choice c;
-    const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a,
-                                  b, args.moduli, to_mode(options.scaling), args.target, &c);
+    const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
+                                  args.moduli, to_mode(options.scaling), args.target, &c);
     if (s == 0) logger().info("ozdgemm_zgemm_reference: auto moduli: FP64 fallback: {}", c.why);
     return OZDGEMM_STATUS_SUCCESS;
   });

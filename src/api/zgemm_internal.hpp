@@ -2,8 +2,8 @@
 // too, exactly as dgemm_device (dgemm_internal.hpp: device_result, in_native_fallback).
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuComplex.h>
+#include <cublas_v2.h>
 
 #include <cstdint>
 

@@ -59,12 +59,10 @@ struct complex_operand {
   }
 };
 
-inline complex_operand complex_operand_a(op_kind op, bool conjugate, const double* a,
-                                         int64_t lda) {
+inline complex_operand complex_operand_a(op_kind op, bool conjugate, const double* a, int64_t lda) {
   return complex_operand{a, lda, op == op_kind::t, conjugate};
 }
-inline complex_operand complex_operand_b(op_kind op, bool conjugate, const double* b,
-                                         int64_t ldb) {
+inline complex_operand complex_operand_b(op_kind op, bool conjugate, const double* b, int64_t ldb) {
   return complex_operand{b, ldb, op == op_kind::n, conjugate};
 }
 
@@ -79,14 +77,19 @@ struct complex_problem {
 // The real problem T = A' B* on the packed buffers; callers have checked that 2n and 2k fit.
 inline gemm_problem embedded_problem(const complex_problem& p, const double* a_pack,
                                      const double* b_pack, double* t) {
-  return gemm_problem{p.m,        2 * p.n, 2 * p.k, operand_a(op_kind::n, a_pack, p.m),
-                      operand_b(op_kind::n, b_pack, 2 * p.k), t, p.m};
+  return gemm_problem{p.m,
+                      2 * p.n,
+                      2 * p.k,
+                      operand_a(op_kind::n, a_pack, p.m),
+                      operand_b(op_kind::n, b_pack, 2 * p.k),
+                      t,
+                      p.m};
 }
 
 // Element (i, l) of op(A) into A' (its real part in column l, its imaginary part in column
 // k + l). `zero`: alpha == 0 in device pointer mode, where A must not be read: zeros instead.
-OZDGEMM_HD void pack_a_element(const complex_operand& a, int64_t m, int64_t k, int64_t i,
-                               int64_t l, bool zero, double* a_pack) {
+OZDGEMM_HD void pack_a_element(const complex_operand& a, int64_t m, int64_t k, int64_t i, int64_t l,
+                               bool zero, double* a_pack) {
   const complex_value z = zero ? complex_value{0.0, 0.0} : a.at(i, l);
   a_pack[l * m + i] = z.re;
   a_pack[(k + l) * m + i] = z.im;
@@ -94,8 +97,8 @@ OZDGEMM_HD void pack_a_element(const complex_operand& a, int64_t m, int64_t k, i
 
 // Element (l, j) of op(B) into the four places of B* it fills: column j gets (Re, -Im) at rows
 // l and k + l, column n + j gets (Im, Re).
-OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, int64_t j,
-                               int64_t l, bool zero, double* b_pack) {
+OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, int64_t j, int64_t l,
+                               bool zero, double* b_pack) {
   const complex_value z = zero ? complex_value{0.0, 0.0} : b.at(j, l);
   double* re_col = b_pack + j * 2 * k;
   double* im_col = b_pack + (n + j) * 2 * k;

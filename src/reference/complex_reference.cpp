@@ -9,8 +9,7 @@ namespace ozdgemm::detail {
 namespace {
 
 // C = beta C, or C = alpha T + beta C, by the kernels' epilogue (t null: alpha == 0).
-void epilogue(const complex_problem& p, const double* t, complex_value alpha,
-              complex_value beta) {
+void epilogue(const complex_problem& p, const double* t, complex_value alpha, complex_value beta) {
   for (int64_t j = 0; j < p.n; ++j)
     for (int64_t i = 0; i < p.m; ++i) {
       double* c = p.c + 2 * (j * p.ldc + i);
@@ -37,8 +36,7 @@ host_embedding embed_on_host(const complex_problem& p) {
   return e;
 }
 
-bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                   size_t* bytes) {
+bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes) {
   int64_t n2 = 0, k2 = 0, packs = 0, a = 0, b = 0, t = 0;
   size_t real = 0, pack_bytes = 0;
   if (!checked_mul(int64_t{2}, n, &n2) || !checked_mul(int64_t{2}, k, &k2) ||

@@ -26,8 +26,7 @@ host_embedding embed_on_host(const complex_problem& p);
 
 // Bytes of scratch reference_zgemm allocates with s moduli (the packs, T and the real
 // reference's scratch for (m, 2n, 2k)); false when that overflows.
-bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli,
-                                   size_t* bytes);
+bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes);
 
 // C = alpha op(A) op(B) + beta C with BLAS semantics (alpha == 0: A, B not read; beta == 0: C
 // not read; k == 0: C = beta C). Returns the moduli count used: the fixed s, the chosen s, 0

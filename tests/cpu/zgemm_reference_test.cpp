@@ -103,9 +103,8 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
   zbound_result res;
   const long double u = std::ldexp(1.0L, -53);
   zmatrix scratch = c.C0;
-  const detail::complex_problem zp =
-      zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld, c.B.ptr(), c.B.ld,
-                    scratch.ptr(), scratch.ld);
+  const detail::complex_problem zp = zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld,
+                                                 c.B.ptr(), c.B.ld, scratch.ptr(), scratch.ld);
   const detail::host_embedding e = detail::embed_on_host(zp);
   const detail::scaling_result sc = detail::reference_scaling(e.real, s, c.mode);
   const truncation_terms terms = make_truncation_terms(e.real);
@@ -163,11 +162,10 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
         if (ratio > res.max_ratio) res.max_ratio = ratio;
         if (scale > 0) res.max_scaled = std::max(res.max_scaled, static_cast<double>(err / scale));
         if (!(err <= bounds[part]) && res.first_failure.empty())
-          res.first_failure = "bound violated at (" + std::to_string(i) + "," + std::to_string(j) +
-                              (part == 0 ? ") re" : ") im") + ": C=" +
-                              std::to_string(parts_got[part]) + " R=" +
-                              std::to_string(parts_want[part]) +
-                              " err/bound=" + std::to_string(ratio);
+          res.first_failure =
+              "bound violated at (" + std::to_string(i) + "," + std::to_string(j) +
+              (part == 0 ? ") re" : ") im") + ": C=" + std::to_string(parts_got[part]) +
+              " R=" + std::to_string(parts_want[part]) + " err/bound=" + std::to_string(ratio);
       }
     }
   return res;
@@ -176,8 +174,8 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
 // The moduli count the call runs (reference_zgemm, the code behind the C entry).
 int moduli_used(const zcall& c) {
   zmatrix C = c.C0;
-  const detail::complex_problem zp = zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld,
-                                                   c.B.ptr(), c.B.ld, C.ptr(), C.ld);
+  const detail::complex_problem zp =
+      zproblem_of(c.ta, c.tb, c.m, c.n, c.k, c.A.ptr(), c.A.ld, c.B.ptr(), c.B.ld, C.ptr(), C.ld);
   return detail::reference_zgemm(zp, {c.alpha.real(), c.alpha.imag()},
                                  {c.beta.real(), c.beta.imag()}, setting_of(c.moduli), c.mode,
                                  detail::accuracy_target{});
@@ -199,8 +197,8 @@ zbound_result run_and_check(const zcall& c) {
     for (int64_t i = c.m; i < C.ld; ++i)
       EXPECT_EQ(C(i, j), kSentinel) << "padding of C written at (" << i << "," << j << ")";
   std::ostringstream os;
-  os << "s=" << s << " max err/bound=" << r.max_ratio << " max err/(|alpha||A||B|)="
-     << r.max_scaled;
+  os << "s=" << s << " max err/bound=" << r.max_ratio
+     << " max err/(|alpha||A||B|)=" << r.max_scaled;
   testing::Test::RecordProperty(c.beta == zdouble(0.0, 0.0) ? "plain" : "alpha_beta", os.str());
   return r;
 }
@@ -427,8 +425,7 @@ TEST(ZgemmReference, AlphaZeroReadsNeitherAnorB) {
     c.moduli = moduli;
     zmatrix C = c.C0;
     ASSERT_EQ(ozdgemm_zgemm_reference('N', 'T', c.m, c.n, c.k, cu(c.alpha), nullptr, c.m, nullptr,
-                                      c.n, cu(c.beta), cu(C.ptr()), C.ld,
-                                      zoptions(moduli, true)),
+                                      c.n, cu(c.beta), cu(C.ptr()), C.ld, zoptions(moduli, true)),
               OZDGEMM_STATUS_SUCCESS);
     zmatrix R = c.C0;
     dd_zgemm('N', 'T', c.m, c.n, c.k, c.alpha, nullptr, c.m, nullptr, c.n, c.beta, R.ptr(), R.ld);
@@ -473,8 +470,8 @@ TEST(ZgemmReference, BetaZeroDoesNotReadC) {
 
 // k = 0: C = beta C, the same bits as alpha = 0; m = 0 or n = 0: nothing is written.
 TEST(ZgemmReference, EmptyProducts) {
-  zcall c = make_call('N', 'N', phi_zmatrix(4, 3, 1.0, 91), phi_zmatrix(3, 5, 1.0, 92), 2,
-                      kAlpha, kBeta, 93);
+  zcall c = make_call('N', 'N', phi_zmatrix(4, 3, 1.0, 91), phi_zmatrix(3, 5, 1.0, 92), 2, kAlpha,
+                      kBeta, 93);
   zmatrix k0 = c.C0, a0 = c.C0;
   const ozdgemm_options_t o = ozdgemm_default_options();
   ASSERT_EQ(ozdgemm_zgemm_reference('N', 'N', c.m, c.n, 0, cu(c.alpha), cu(c.A.ptr()), c.A.ld,
@@ -555,8 +552,10 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
   };
   const cublasHandle_t handle = reinterpret_cast<cublasHandle_t>(at(40960));
   const auto op = [](char t) {
-    return t == 'N' ? CUBLAS_OP_N : t == 'T' ? CUBLAS_OP_T : t == 'C' ? CUBLAS_OP_C
-                                                                     : static_cast<cublasOperation_t>(77);
+    return t == 'N'   ? CUBLAS_OP_N
+           : t == 'T' ? CUBLAS_OP_T
+           : t == 'C' ? CUBLAS_OP_C
+                      : static_cast<cublasOperation_t>(77);
   };
   for (const bad_case& b : kBad) {
     ozdgemm_options_t o = ozdgemm_default_options();
@@ -575,11 +574,11 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
     EXPECT_EQ(s, 0);
   }
   const ozdgemm_options_t o = ozdgemm_default_options();
-  EXPECT_EQ(ozdgemm_zgemm(nullptr, static_cast<cublasOperation_t>(77), CUBLAS_OP_N, -1, 5, 3, at(24576),
-                          at(0), 4, at(8192), 3, at(32768), at(16384), 4, o),
+  EXPECT_EQ(ozdgemm_zgemm(nullptr, static_cast<cublasOperation_t>(77), CUBLAS_OP_N, -1, 5, 3,
+                          at(24576), at(0), 4, at(8192), 3, at(32768), at(16384), 4, o),
             OZDGEMM_STATUS_NOT_INITIALIZED);
-  EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 3, nullptr, at(0), 4, at(8192),
-                          3, at(32768), at(16384), 4, o),
+  EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 3, nullptr, at(0), 4, at(8192), 3,
+                          at(32768), at(16384), 4, o),
             OZDGEMM_STATUS_INVALID_VALUE);
   EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 3, at(24576), at(0), 4, at(8192),
                           3, nullptr, at(16384), 4, o),

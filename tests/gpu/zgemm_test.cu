@@ -152,8 +152,8 @@ class ZgemmBitIdentity : public ZgemmGpuTest,
 TEST_P(ZgemmBitIdentity, GpuEqualsHostReference) {
   const identity_case& tc = GetParam();
   const uint64_t seed = 500 + tc.m * 7 + tc.n * 13 + tc.k * 17 + tc.ta * 3 + tc.tb;
-  zproblem p(tc.ta, tc.tb, phi_zmatrix(tc.m, tc.k, 1.0, seed), phi_zmatrix(tc.k, tc.n, 1.0, seed + 1),
-             tc.pad, tc.alpha, tc.beta, seed + 2, tc.nan_c);
+  zproblem p(tc.ta, tc.tb, phi_zmatrix(tc.m, tc.k, 1.0, seed),
+             phi_zmatrix(tc.k, tc.n, 1.0, seed + 1), tc.pad, tc.alpha, tc.beta, seed + 2, tc.nan_c);
   if (tc.alpha == zdouble(0.0, 0.0)) {  // A and B must not be read: poison them
     for (zdouble& x : p.A.data) x = zdouble(kNaN, kNaN);
     for (zdouble& x : p.B.data) x = zdouble(kNaN, kNaN);
@@ -218,7 +218,8 @@ std::vector<identity_case> identity_cases() {
   // Larger shapes, BLAS semantics in both pointer modes, k past one INT8 k-block (the embedded
   // depth 2k = 140000 > 2^17 - 16).
   for (bool dev : {false, true}) {
-    v.push_back({130, 70, 300, 'C', 'N', 1, OZDGEMM_MODULI_CERTIFIED, true, dev, alpha, beta, false});
+    v.push_back(
+        {130, 70, 300, 'C', 'N', 1, OZDGEMM_MODULI_CERTIFIED, true, dev, alpha, beta, false});
     v.push_back({33, 21, 40, 'N', 'C', 0, 14, false, dev, {0.0, 0.0}, beta, false});
     v.push_back({33, 21, 40, 'T', 'N', 2, 16, true, dev, alpha, {0.0, 0.0}, true});
     v.push_back({3, 2, 70000, 'C', 'T', 0, 20, dev, dev, alpha, beta, false});
@@ -249,10 +250,10 @@ TEST_F(ZgemmSemantics, SpecialValuesGiveNativeClassesPerPart) {
     int64_t bl, bj;
     zdouble bv;
   } const cases[] = {
-      {2, 3, {kInf, 0.5}, -1, -1, {}},          {1, 0, {0.25, -kInf}, -1, -1, {}},
-      {4, 5, {kNaN, 1.0}, -1, -1, {}},          {-1, -1, {}, 2, 3, {0.5, kNaN}},
-      {-1, -1, {}, 6, 1, {kInf, -kInf}},        {0, 4, {kInf, 0.0}, 4, 2, {-kInf, 0.0}},
-      {3, 1, {kInf, kInf}, 1, 0, {0.0, 0.0}},   {5, 2, {-kInf, 1.0}, 2, 4, {kNaN, kNaN}},
+      {2, 3, {kInf, 0.5}, -1, -1, {}},        {1, 0, {0.25, -kInf}, -1, -1, {}},
+      {4, 5, {kNaN, 1.0}, -1, -1, {}},        {-1, -1, {}, 2, 3, {0.5, kNaN}},
+      {-1, -1, {}, 6, 1, {kInf, -kInf}},      {0, 4, {kInf, 0.0}, 4, 2, {-kInf, 0.0}},
+      {3, 1, {kInf, kInf}, 1, 0, {0.0, 0.0}}, {5, 2, {-kInf, 1.0}, 2, 4, {kNaN, kNaN}},
   };
   int64_t compared = 0;
   for (const special& sp : cases)
@@ -303,7 +304,8 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
     if (dev) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
     for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED}) {
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), dev, &s_used), OZDGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), dev, &s_used),
+                OZDGEMM_STATUS_SUCCESS);
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<zdouble> got = p.c.to_host();
       const double u = std::ldexp(1.0, -53);
@@ -328,13 +330,15 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
     ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
   }
   // beta = 0 with NaN in C: the result equals the one with finite data in C.
-  zproblem nan_c('C', 'N', phi_zmatrix(9, 7, 1.0, 74), phi_zmatrix(7, 6, 1.0, 75), 0,
-                 {-0.75, 0.5}, {0.0, 0.0}, 76, true);
-  zproblem data_c('C', 'N', phi_zmatrix(9, 7, 1.0, 74), phi_zmatrix(7, 6, 1.0, 75), 0,
-                  {-0.75, 0.5}, {0.0, 0.0}, 76, false);
+  zproblem nan_c('C', 'N', phi_zmatrix(9, 7, 1.0, 74), phi_zmatrix(7, 6, 1.0, 75), 0, {-0.75, 0.5},
+                 {0.0, 0.0}, 76, true);
+  zproblem data_c('C', 'N', phi_zmatrix(9, 7, 1.0, 74), phi_zmatrix(7, 6, 1.0, 75), 0, {-0.75, 0.5},
+                  {0.0, 0.0}, 76, false);
   int s1 = -1, s2 = -1;
-  ASSERT_EQ(nan_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s1), OZDGEMM_STATUS_SUCCESS);
-  ASSERT_EQ(data_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s2), OZDGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(nan_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s1),
+            OZDGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(data_c.run(handle_, ozdgemm::test::zoptions(14, true), false, &s2),
+            OZDGEMM_STATUS_SUCCESS);
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<zdouble> x = nan_c.c.to_host(), y = data_c.c.to_host();
   EXPECT_EQ(differing(x, y), 0);
@@ -363,17 +367,17 @@ TEST_F(ZgemmSemantics, InvalidArgumentsReturnCublasStatusAndLeaveCUntouched) {
   };
   for (const bad& x : cases) {
     const cublasStatus_t native =
-        cublasZgemm_64(handle_, x.ta, x.tb, x.m, x.n, x.k, &one, cu(a.ptr), x.lda, cu(b.ptr),
-                       x.ldb, &zero, cu(c.ptr), x.ldc);
+        cublasZgemm_64(handle_, x.ta, x.tb, x.m, x.n, x.k, &one, cu(a.ptr), x.lda, cu(b.ptr), x.ldb,
+                       &zero, cu(c.ptr), x.ldc);
     const ozdgemm_status_t st =
         ozdgemm_zgemm(handle_, x.ta, x.tb, x.m, x.n, x.k, &one, cu(a.ptr), x.lda, cu(b.ptr), x.ldb,
                       &zero, cu(c.ptr), x.ldc, ozdgemm_default_options());
     EXPECT_EQ(ozdgemm_status_to_cublas(st), native);
     EXPECT_EQ(st, OZDGEMM_STATUS_INVALID_VALUE);
   }
-  EXPECT_EQ(ozdgemm_status_to_cublas(
-                ozdgemm_zgemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, cu(a.ptr), n,
-                              cu(b.ptr), n, &zero, cu(c.ptr), n, ozdgemm_default_options())),
+  EXPECT_EQ(ozdgemm_status_to_cublas(ozdgemm_zgemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                                                   cu(a.ptr), n, cu(b.ptr), n, &zero, cu(c.ptr), n,
+                                                   ozdgemm_default_options())),
             cublasZgemm_64(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, cu(a.ptr), n,
                            cu(b.ptr), n, &zero, cu(c.ptr), n));
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -389,7 +393,8 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
                {-0.75, 0.5}, {0.25, -1.5}, 83);
     for (int moduli : {9, 17, OZDGEMM_MODULI_AUTO, OZDGEMM_MODULI_CERTIFIED}) {
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), false, &s_used), OZDGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), false, &s_used),
+                OZDGEMM_STATUS_SUCCESS);
       EXPECT_EQ(s_used, p.reference_s(moduli, true)) << setting_name(moduli);
       if (moduli > 0) EXPECT_EQ(s_used, moduli);
     }
@@ -402,15 +407,18 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
     for (bool fast : {true, false}) {
       const int host_s = p.reference_s(OZDGEMM_MODULI_CERTIFIED, fast);
       int s_used = -1;
-      ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast), false, &s_used),
-                OZDGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(
+          p.run(handle_, ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast), false, &s_used),
+          OZDGEMM_STATUS_SUCCESS);
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<zdouble> got = p.c.to_host();
       EXPECT_EQ(s_used, host_s) << "phi " << phi;
       std::printf("[ certified ] anti-aligned phi=%g %s: s = %d\n", phi, fast ? "fast" : "acc",
                   s_used);
       if (host_s != 0) {
-        EXPECT_EQ(differing(got, p.reference(ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast))), 0);
+        EXPECT_EQ(
+            differing(got, p.reference(ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, fast))),
+            0);
         continue;
       }
       ++fallbacks;
@@ -426,8 +434,8 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
 // gives the bits of the uncaptured call; under the default (certified), whose choice needs the
 // host, the captured call is native cublasZgemm, and the replay gives native's bits.
 TEST_F(ZgemmSemantics, GraphCapture) {
-  zproblem p('C', 'N', phi_zmatrix(60, 70, 1.0, 91), phi_zmatrix(70, 50, 1.0, 92), 2,
-             {-0.75, 0.5}, {0.25, -1.5}, 93);
+  zproblem p('C', 'N', phi_zmatrix(60, 70, 1.0, 91), phi_zmatrix(70, 50, 1.0, 92), 2, {-0.75, 0.5},
+             {0.25, -1.5}, 93);
   cudaStream_t s;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   ASSERT_CUBLAS(cublasSetStream(handle_, s));
