@@ -190,7 +190,7 @@ zbound_result run_and_check(const zcall& c) {
   const int s = moduli_used(c);
   EXPECT_GE(s, detail::kMinModuli) << "these inputs are emulated, not run in FP64";
   if (s < detail::kMinModuli) return {};
-  const zbound_result r = check_zbound(c, s, C, R);
+  zbound_result r = check_zbound(c, s, C, R);
   EXPECT_TRUE(r.first_failure.empty()) << r.first_failure;
   EXPECT_EQ(r.checked, 2 * c.m * c.n);
   for (int64_t j = 0; j < c.n; ++j)

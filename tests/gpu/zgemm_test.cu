@@ -74,8 +74,11 @@ struct zproblem {
       for (int64_t i = 0; i < m; ++i) C0(i, j) = nan_c ? zdouble(kNaN, kNaN) : data(i, j);
     reset_c();
   }
+  // Synchronised: a pageable copy may return before its DMA lands, and the calls run on other
+  // streams than the legacy one the copy is ordered on.
   void reset_c() {
     cudaMemcpy(c.ptr, C0.data.data(), C0.data.size() * sizeof(zdouble), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
   }
   // ozdgemm_zgemm_ex on the device (pointer mode as the handle has it); C reset first.
   ozdgemm_status_t run(cublasHandle_t h, const ozdgemm_options_t& o, bool device_scalars,
