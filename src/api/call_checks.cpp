@@ -100,6 +100,12 @@ device_result unsized_workspace(const char* entry, int64_t m, int64_t n, int64_t
   return r;
 }
 
+ozdgemm_status_t unsized_scratch(const char* entry, int64_t m, int64_t n, int64_t k) {
+  logger().info("{}: m={} n={} k={} needs more scratch memory than can be addressed", entry, m, n,
+                k);
+  return OZDGEMM_STATUS_ALLOC_FAILED;
+}
+
 native_fallback_scope::native_fallback_scope() { native_fallback_active = true; }
 native_fallback_scope::~native_fallback_scope() { native_fallback_active = false; }
 

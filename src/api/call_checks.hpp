@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "api/dgemm_internal.hpp"
+#include "api/status.hpp"
 #include "common/logging.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli_choice.hpp"
@@ -69,6 +70,10 @@ bool caller_stream(cublasHandle_t handle, cudaStream_t* stream);
 // allocation failure: the interposer then runs the native routine).
 device_result unsized_workspace(const char* entry, int64_t m, int64_t n, int64_t k);
 
+// A host reference's answer for a call whose scratch memory cannot even be counted (logged at
+// info): OZDGEMM_STATUS_ALLOC_FAILED, before anything is read.
+ozdgemm_status_t unsized_scratch(const char* entry, int64_t m, int64_t n, int64_t k);
+
 // Marks this thread as running the library's own native fallback (in_native_fallback()) for
 // its lifetime.
 class native_fallback_scope {
@@ -106,6 +111,18 @@ device_result settle_run(const char* entry, const char* native_name, int64_t m, 
     native();
   }
   return r;
+}
+
+// The _ex entries: `device` (returning a device_result) behind the exception firewall, and
+// *num_moduli_used (if not null) set to the s that ran, 0 on any error or exception.
+template <class Device>
+ozdgemm_status_t reporting_moduli(const char* entry, int* num_moduli_used, Device&& device) {
+  if (num_moduli_used != nullptr) *num_moduli_used = 0;
+  return guarded(entry, [&]() -> ozdgemm_status_t {
+    const device_result r = device();
+    if (num_moduli_used != nullptr) *num_moduli_used = r.status == OZDGEMM_STATUS_SUCCESS ? r.s : 0;
+    return r.status;
+  });
 }
 
 }  // namespace ozdgemm::detail

@@ -108,12 +108,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOpera
                                               int64_t lda, const double* B, int64_t ldb,
                                               const double* beta, double* C, int64_t ldc,
                                               ozdgemm_options_t options, int* num_moduli_used) {
-  if (num_moduli_used != nullptr) *num_moduli_used = 0;
-  return guarded("ozdgemm_dgemm_ex", [&]() -> ozdgemm_status_t {
-    const device_result r = dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                         beta, C, ldc, options, true);
-    if (num_moduli_used != nullptr) *num_moduli_used = r.status == OZDGEMM_STATUS_SUCCESS ? r.s : 0;
-    return r.status;
+  return reporting_moduli("ozdgemm_dgemm_ex", num_moduli_used, [&] {
+    return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true);
   });
 }
 
@@ -133,11 +130,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
       return OZDGEMM_STATUS_INVALID_VALUE;
     size_t scratch = 0;
     if (alpha != 0.0 && k > 0 &&
-        !reference_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch)) {
-      logger().info("ozdgemm_dgemm_reference: m={} n={} k={} needs more scratch memory than "
-                    "can be addressed", m, n, k);
-      return OZDGEMM_STATUS_ALLOC_FAILED;
-    }
+        !reference_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch))
+      return unsized_scratch("ozdgemm_dgemm_reference", m, n, k);
     const gemm_problem p{m, n, k, operand_a(args.oa, A, lda), operand_b(args.ob, B, ldb), C, ldc};
     if (args.moduli.chooses_per_call()) {
       const moduli_choice c = reference_dgemm_auto(p, alpha, beta, to_mode(options.scaling),

@@ -129,12 +129,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(
     int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
     const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta, cuDoubleComplex* C,
     int64_t ldc, ozdgemm_options_t options, int* num_moduli_used) {
-  if (num_moduli_used != nullptr) *num_moduli_used = 0;
-  return guarded("ozdgemm_zgemm_ex", [&]() -> ozdgemm_status_t {
-    const device_result r = zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                         beta, C, ldc, options, true);
-    if (num_moduli_used != nullptr) *num_moduli_used = r.status == OZDGEMM_STATUS_SUCCESS ? r.s : 0;
-    return r.status;
+  return reporting_moduli("ozdgemm_zgemm_ex", num_moduli_used, [&] {
+    return zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true);
   });
 }
 
@@ -156,13 +153,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, i
       return OZDGEMM_STATUS_INVALID_VALUE;
     size_t scratch = 0;
     if (reads_ab && k > 0 &&
-        !reference_zgemm_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch)) {
-      logger().info(
-          "ozdgemm_zgemm_reference: m={} n={} k={} needs more scratch memory than "
-          "can be addressed",
-          m, n, k);
-      return OZDGEMM_STATUS_ALLOC_FAILED;
-    }
+        !reference_zgemm_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch))
+      return unsized_scratch("ozdgemm_zgemm_reference", m, n, k);
     moduli_choice c;
     const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
                                   args.moduli, to_mode(options.scaling), args.target, &c);
