@@ -1,5 +1,7 @@
 #include "api/call_checks.hpp"
 
+#include <cstring>
+
 #include "common/cublas_api.hpp"
 #include "common/error.hpp"
 #include "core/checked_math.hpp"
@@ -28,7 +30,11 @@ bool auto_target(const ozdgemm_options_t& o, accuracy_target* t) {
 // OZDGEMM_MODULI_AUTO or OZDGEMM_MODULI_CERTIFIED with a valid accuracy target (then *target is
 // set), and a known scaling. False for anything else.
 bool valid_options(const ozdgemm_options_t& o, moduli_setting* moduli, accuracy_target* target) {
-  if (o.scaling != OZDGEMM_SCALING_FAST && o.scaling != OZDGEMM_SCALING_ACCURATE) return false;
+  // Read as the int a C caller stored: any other value in a C++ enum object is undefined to load.
+  int scaling = 0;
+  static_assert(sizeof scaling == sizeof o.scaling, "ozdgemm_scaling_t is an int in C");
+  std::memcpy(&scaling, &o.scaling, sizeof scaling);
+  if (scaling != OZDGEMM_SCALING_FAST && scaling != OZDGEMM_SCALING_ACCURATE) return false;
   if (o.num_moduli == OZDGEMM_MODULI_AUTO)
     *moduli = moduli_setting::automatic();
   else if (o.num_moduli == OZDGEMM_MODULI_CERTIFIED)
