@@ -29,6 +29,8 @@
 
 #include "cpu/accuracy_bound.hpp"
 #include "cpu/cpu_test_util.hpp"
+#include "engine/complex_gemm.hpp"
+#include "engine/emulate.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/complex_reference.hpp"
 #include "reference/host_reference.hpp"
@@ -605,11 +607,52 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
   EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 1 << 29, at(24576), at(0), lda,
                           at(8192), int64_t{1} << 29, at(32768), at(16384), 16, o),
             OZDGEMM_STATUS_INVALID_VALUE);
+  // Valid, addressable sizes whose workspace (the engine's for m x 2n x 2k plus A', B*, T)
+  // cannot be counted: an allocation failure, before the handle or alpha is read.
+  const int64_t big_m = (int64_t{1} << 31) - 17, big_k = int64_t{1} << 27;
+  EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, big_m, 16, big_k, at(24576), at(0),
+                          big_m, at(8192), big_k, at(32768), at(16384), big_m, o),
+            OZDGEMM_STATUS_ALLOC_FAILED);
   // Empty results return at once, touching nothing.
   EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 0, 5, 3, at(24576), at(0), 1, at(8192),
                           3, at(32768), at(16384), 1, o),
             OZDGEMM_STATUS_SUCCESS);
   munmap(base, kBytes);
+}
+
+// The complex call's workspace is the engine's for the embedded m x 2n x 2k call, then A'
+// (16 m k bytes), B* (32 k n) and T (16 m n), each 256-byte aligned: nothing else, and sized
+// once (docs/complex.md, section 4).
+TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
+  for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED})
+    for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
+      for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{100, 50, 70},
+                                    std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                                    std::tuple<int64_t, int64_t, int64_t>{300, 7, 4096}}) {
+        detail::complex_gemm call{};
+        call.p = detail::complex_problem{m, n, k, {}, {}, nullptr, m};
+        call.real.moduli = setting_of(moduli);
+        call.real.mode = mode;
+        call.real.int8_gemm = detail::int8_gemm_backend::cublas;
+        size_t bytes = 0;
+        ASSERT_TRUE(detail::size_complex_workspace(&call, &bytes));
+        const size_t engine = detail::emulation_workspace_bytes(
+            m, 2 * n, 2 * k, call.real.moduli, mode, detail::int8_gemm_backend::cublas);
+        EXPECT_EQ(call.engine_bytes, engine);
+        const size_t packs = 16 * static_cast<size_t>(m * k + 2 * k * n + m * n);
+        EXPECT_GE(bytes, engine + packs);
+        EXPECT_LE(bytes, engine + packs + 3 * 255) << "only alignment padding besides";
+        EXPECT_EQ(call.real.p.m, m);
+        EXPECT_EQ(call.real.p.n, 2 * n);
+        EXPECT_EQ(call.real.p.k, 2 * k);
+      }
+  detail::complex_gemm huge{};
+  huge.p = detail::complex_problem{
+      int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, {}, {}, nullptr, 1};
+  huge.real.moduli = detail::moduli_setting::fixed(14);
+  huge.real.mode = scaling_mode::fast;
+  size_t bytes = 0;
+  EXPECT_FALSE(detail::size_complex_workspace(&huge, &bytes)) << "sizes that overflow";
 }
 
 }  // namespace
