@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include <cuComplex.h>
 #include <cublas_v2.h>
 
 #include "ozdgemm/export.h"
@@ -117,6 +118,58 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, i
                                                      const double* B, int64_t ldb, double beta,
                                                      double* C, int64_t ldc,
                                                      ozdgemm_options_t options);
+
+/* Complex C = alpha op(A) op(B) + beta C on device pointers, with the arguments of cublasZgemm
+ * (interleaved cuDoubleComplex, column-major; op N, T or C = conjugate transpose).
+ *
+ * One real GEMM carries it: T = A' B*, A' = [Re op(A) | Im op(A)] (m x 2k), B* = [[Re op(B),
+ * Im op(B)], [-Im op(B), Re op(B)]] (2k x 2n), run by the engine of ozdgemm_dgemm with alpha 1,
+ * beta 0 and these options; then C = alpha (T_re + i T_im) + beta C, each complex product as
+ * cuBLAS writes it (re = ar tr - ai ti, im = ar ti + ai tr), rounded per part (docs/complex.md).
+ * - Bound: each part of T obeys ozdgemm_dgemm's bound for the depth-2k real product; with the
+ *   certified default, |T - P| <= target (|A||B|)_ij + u |T| per part, |.| the complex modulus
+ *   (sum_l |Re a||Re b| + |Im a||Im b| <= |a||b|). The epilogue adds (|ar| + |ai|) times that
+ *   and its own rounding, at most 3u (|ar||tr| + |ai||ti| + |br||cr| + |bi||ci|) per part to
+ *   first order.
+ * - Stream, pointer mode, handle, thread safety, errors, BLAS semantics (alpha == 0 reads
+ *   neither A nor B, also in device pointer mode; beta == 0 never reads C; k == 0 gives
+ *   C = beta C; m == 0 or n == 0 returns at once) and Inf/NaN: as ozdgemm_dgemm, per real and
+ *   imaginary part. A per-call choice that runs no s runs native cublasZgemm on the caller's
+ *   handle, as ozdgemm_dgemm runs cublasDgemm.
+ * - Workspace: the engine's for (m, 2n, 2k) plus A', B* and T (16 m k + 32 k n + 16 m n bytes),
+ *   in the handle's grow-only workspace; nothing is allocated per call once it is large enough.
+ * - Limits: m < 2^31 - 16, n and k < 2^30 - 8 (OZDGEMM_STATUS_INVALID_VALUE beyond); four real
+ *   INT8 products per modulus (no 3-multiplication Karatsuba form). */
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm(cublasHandle_t handle, cublasOperation_t transa,
+                                           cublasOperation_t transb, int64_t m, int64_t n,
+                                           int64_t k, const cuDoubleComplex* alpha,
+                                           const cuDoubleComplex* A, int64_t lda,
+                                           const cuDoubleComplex* B, int64_t ldb,
+                                           const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                           int64_t ldc, ozdgemm_options_t options);
+
+/* ozdgemm_zgemm, and *num_moduli_used (if not null) receives the moduli count that ran, as
+ * ozdgemm_dgemm_ex: 0 when the call ran native cublasZgemm; 0 on any error. The result is
+ * bit-identical to ozdgemm_zgemm_reference with the same options. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(cublasHandle_t handle, cublasOperation_t transa,
+                                              cublasOperation_t transb, int64_t m, int64_t n,
+                                              int64_t k, const cuDoubleComplex* alpha,
+                                              const cuDoubleComplex* A, int64_t lda,
+                                              const cuDoubleComplex* B, int64_t ldb,
+                                              const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                              int64_t ldc, ozdgemm_options_t options,
+                                              int* num_moduli_used);
+
+/* The same computation on host memory by the bit-exact CPU reference: the same packs, the real
+ * reference on T, the same epilogue. Output is bit-identical to ozdgemm_zgemm for the same
+ * inputs and options (NaN payloads aside), except where a per-call choice runs no s: there the
+ * reference computes T in plain FP64, the GPU runs native cublasZgemm. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, int64_t m,
+                                                     int64_t n, int64_t k, cuDoubleComplex alpha,
+                                                     const cuDoubleComplex* A, int64_t lda,
+                                                     const cuDoubleComplex* B, int64_t ldb,
+                                                     cuDoubleComplex beta, cuDoubleComplex* C,
+                                                     int64_t ldc, ozdgemm_options_t options);
 
 /* Frees what the library cached for `handle` (private handle, workspace). Call before
  * cublasDestroy(handle) once no ozdgemm work on it is pending; safe if nothing is cached. */

@@ -28,6 +28,15 @@ inline status dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOpera
                        opts.c_value());
 }
 
+inline status zgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                    int64_t m, int64_t n, int64_t k, const cuDoubleComplex* alpha,
+                    const cuDoubleComplex* A, int64_t lda, const cuDoubleComplex* B, int64_t ldb,
+                    const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc,
+                    const options& opts = {}) noexcept {
+  return ozdgemm_zgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                       opts.c_value());
+}
+
 inline const char* to_string(status s) noexcept { return ozdgemm_status_string(s); }
 
 }  // namespace ozdgemm

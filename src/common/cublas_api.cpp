@@ -24,6 +24,7 @@ struct entry_points {
   gemm_strided_batched_ex_fn gemm_strided_batched_ex = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   decltype(&cublasDgemm_v2_64) dgemm_64 = nullptr;
+  decltype(&cublasZgemm_v2_64) zgemm_64 = nullptr;
 };
 
 constexpr lazy_library kCublas{kLibrary, spdlog::level::err, "GEMMs run natively"};
@@ -44,7 +45,8 @@ const entry_points* table() noexcept {
         kCublas.resolve(library, "cublasGetMathMode", &t.get_math_mode) &&
         kCublas.resolve(library, "cublasGemmStridedBatchedEx", &t.gemm_strided_batched_ex) &&
         kCublas.resolve(library, "cublasGetStatusString", &t.status_string) &&
-        kCublas.resolve(library, "cublasDgemm_v2_64", &t.dgemm_64);
+        kCublas.resolve(library, "cublasDgemm_v2_64", &t.dgemm_64) &&
+        kCublas.resolve(library, "cublasZgemm_v2_64", &t.zgemm_64);
     return ok ? &t : nullptr;
   }();
   return loaded;
@@ -106,6 +108,18 @@ cublasStatus_t cublas_dgemm_64(cublasHandle_t handle, cublasOperation_t transa,
                                int64_t ldb, const double* beta, double* c, int64_t ldc) noexcept {
   const entry_points* t = table();
   return t != nullptr ? t->dgemm_64(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta,
+                                    c, ldc)
+                      : kUnavailable;
+}
+
+cublasStatus_t cublas_zgemm_64(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                               const cuDoubleComplex* alpha, const cuDoubleComplex* a,
+                               int64_t lda, const cuDoubleComplex* b, int64_t ldb,
+                               const cuDoubleComplex* beta, cuDoubleComplex* c,
+                               int64_t ldc) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->zgemm_64(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta,
                                     c, ldc)
                       : kUnavailable;
 }

@@ -43,6 +43,13 @@ cublasStatus_t cublas_dgemm_64(cublasHandle_t handle, cublasOperation_t transa,
                                cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                                const double* alpha, const double* a, int64_t lda, const double* b,
                                int64_t ldb, const double* beta, double* c, int64_t ldc) noexcept;
+// libcublas's own cublasZgemm_v2_64: the native fallback of the complex entry's per-call choice.
+cublasStatus_t cublas_zgemm_64(cublasHandle_t handle, cublasOperation_t transa,
+                               cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                               const cuDoubleComplex* alpha, const cuDoubleComplex* a,
+                               int64_t lda, const cuDoubleComplex* b, int64_t ldb,
+                               const cuDoubleComplex* beta, cuDoubleComplex* c,
+                               int64_t ldc) noexcept;
 const char* cublas_status_string(cublasStatus_t status) noexcept;
 
 }  // namespace ozdgemm::detail

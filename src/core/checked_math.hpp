@@ -49,13 +49,15 @@ inline bool matrix_extent(int64_t rows, int64_t cols, int64_t ld, int64_t* out) 
   return true;
 }
 
-// True when a rows x cols double matrix with leading dimension ld, starting at `p`, lies in
-// the address space: its byte extent fits PTRDIFF_MAX and p + extent does not wrap. Arguments
-// that fail this describe no memory any caller can own.
-inline bool addressable_matrix(const void* p, int64_t rows, int64_t cols, int64_t ld) {
+// True when a rows x cols matrix of `element` bytes per entry (a double by default; 16 for
+// complex) with leading dimension ld, starting at `p`, lies in the address space: its byte
+// extent fits PTRDIFF_MAX and p + extent does not wrap. Arguments that fail this describe no
+// memory any caller can own.
+inline bool addressable_matrix(const void* p, int64_t rows, int64_t cols, int64_t ld,
+                               size_t element = sizeof(double)) {
   int64_t elems = 0;
   size_t bytes = 0;
-  if (!matrix_extent(rows, cols, ld, &elems) || !checked_bytes(elems, sizeof(double), &bytes))
+  if (!matrix_extent(rows, cols, ld, &elems) || !checked_bytes(elems, element, &bytes))
     return false;
   uintptr_t end = 0;
   return checked_add(reinterpret_cast<uintptr_t>(p), static_cast<uintptr_t>(bytes), &end);

@@ -32,9 +32,10 @@ struct operand {
 // reads it (case-insensitive, first character only), a cublasOperation_t, a CBLAS_TRANSPOSE.
 enum class op_spelling { blas_char, cublas, cblas };
 
-// The one parser of transpose flags. C (conjugate transpose) is T for real data. False for
-// anything else (the caller's error, reported by its own rules).
-inline bool parse_op(int code, op_spelling spelling, op_kind* out) {
+// The one parser of transpose flags. C (conjugate transpose) is T for real data; complex calls
+// also ask for `conjugate` (true for C only). False for anything else (the caller's error,
+// reported by its own rules).
+inline bool parse_op(int code, op_spelling spelling, op_kind* out, bool* conjugate = nullptr) {
   // The spelling's codes of N, T and C.
   struct codes {
     int n, t, c;
@@ -45,6 +46,7 @@ inline bool parse_op(int code, op_spelling spelling, op_kind* out) {
   if (spelling == op_spelling::blas_char && code >= 'a' && code <= 'z') code -= 'a' - 'A';
   if (code != k.n && code != k.t && code != k.c) return false;
   *out = code == k.n ? op_kind::n : op_kind::t;
+  if (conjugate != nullptr) *conjugate = code == k.c;
   return true;
 }
 

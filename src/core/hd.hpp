@@ -64,6 +64,14 @@ OZDGEMM_HD double mul_rn(double a, double b) {
 #endif
 }
 
+OZDGEMM_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
 OZDGEMM_HD double fma_rn(double a, double b, double c) {
 #if defined(__CUDA_ARCH__)
   return __fma_rn(a, b, c);

@@ -1,5 +1,5 @@
 // The one way into the engine. Every emulated call (the C API, which the cuBLAS hooks use, and
-// the host path's workers) goes through here, so that the rules of one call live in one place:
+// the host path's workers; real or complex) goes through here, so that the rules of one call live in one place:
 // the workspace is sized once, the limits are checked before anything is enqueued, the
 // context's lock is held for the whole enqueue, and the call is ordered after the previous
 // call on the same context (handle_context::begin / end).
@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 
 #include "core/moduli_choice.hpp"
+#include "engine/complex_gemm.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
 
@@ -45,6 +46,11 @@ bool size_workspace(device_gemm* call, size_t* bytes) noexcept;
 // capturable, and neither is a failure. call.int8_handle is the context's. Throws cuda_error /
 // cublas_error on failure.
 run_outcome run_for_handle(cublasHandle_t caller, const device_gemm& call, size_t bytes);
+
+// The complex `call` (sized by size_complex_workspace, `bytes` covering the engine's arrays and
+// A', B*, T) under the same rules as run_for_handle: the capture and limit checks on the
+// embedded real call, then packs, pipeline and epilogue in one enqueue on the context.
+run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& call, size_t bytes);
 
 // `call` on a context the caller owns (the host path's workers), sized here. The workspace
 // limits apply as handle_context::workspace enforces them (a refusal throws), and so does an

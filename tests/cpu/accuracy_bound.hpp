@@ -49,6 +49,36 @@ inline const char* fp_class(double x) {
   return "finite";
 }
 
+// What T of the derivation needs per vector: sum_l |a_l| of every row of op(A) and sum_l |b_l|
+// of every column of op(B), in long double, and the inflation that keeps such sums upper bounds.
+struct truncation_terms {
+  std::vector<long double> sum_a, sum_b;
+  long double inflate = 1.0L;
+  int64_t k = 0;
+};
+
+inline truncation_terms make_truncation_terms(const detail::gemm_problem& p) {
+  truncation_terms t;
+  t.k = p.k;
+  t.inflate = 1.0L + static_cast<long double>(p.k + 2) * std::ldexp(1.0L, -63);
+  t.sum_a.assign(p.m, 0.0L);
+  t.sum_b.assign(p.n, 0.0L);
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t l = 0; l < p.k; ++l) t.sum_a[i] += std::fabs(static_cast<long double>(p.a.at(i, l)));
+  for (int64_t j = 0; j < p.n; ++j)
+    for (int64_t l = 0; l < p.k; ++l) t.sum_b[j] += std::fabs(static_cast<long double>(p.b.at(j, l)));
+  return t;
+}
+
+// T for element (i, j): the bound on |X 2^-(eA+eB) - P| with the exponents `sc`.
+inline long double truncation_bound(const truncation_terms& t, const detail::scaling_result& sc,
+                                    int64_t i, int64_t j) {
+  const int ea = sc.exp_a[i], eb = sc.exp_b[j];
+  const int h = sc.nearest ? 1 : 0;  // the bound's factor is 2^-h
+  return t.inflate * (std::ldexp(t.sum_b[j], -ea - h) + std::ldexp(t.sum_a[i], -eb - h)) +
+         std::ldexp(static_cast<long double>(t.k), -(ea + eb) - 2 * h);
+}
+
 // Checks every element (i, j): C (result) against R (double-double reference), where C0 is
 // C before the call and `sc` the exponents reference_scaling() chose for problem p.
 inline bound_check_result check_error_bound(const detail::gemm_problem& p,
@@ -58,12 +88,8 @@ inline bound_check_result check_error_bound(const detail::gemm_problem& p,
   bound_check_result res;
   const int64_t m = p.m, n = p.n, k = p.k;
   const long double u = std::ldexp(1.0L, -53);
-  const long double inflate = 1.0L + static_cast<long double>(k + 2) * std::ldexp(1.0L, -63);
-  std::vector<long double> sum_a(m, 0.0L), sum_b(n, 0.0L);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t l = 0; l < k; ++l) sum_a[i] += std::fabs(static_cast<long double>(p.a.at(i, l)));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t l = 0; l < k; ++l) sum_b[j] += std::fabs(static_cast<long double>(p.b.at(j, l)));
+  const truncation_terms terms = make_truncation_terms(p);
+  const long double inflate = terms.inflate;
   const long double abs_alpha = std::fabs(static_cast<long double>(alpha));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
@@ -83,10 +109,7 @@ inline bound_check_result check_error_bound(const detail::gemm_problem& p,
               std::fabs(static_cast<long double>(p.b.at(j, l)));
       ab *= inflate;
       const int ea = sc.exp_a[i], eb = sc.exp_b[j];
-      const int h = sc.nearest ? 1 : 0;  // the bound's factor is 2^-h
-      const long double T =
-          inflate * (std::ldexp(sum_b[j], -ea - h) + std::ldexp(sum_a[i], -eb - h)) +
-          std::ldexp(static_cast<long double>(k), -(ea + eb) - 2 * h);
+      const long double T = truncation_bound(terms, sc, i, j);
       const long double abs_c = std::fabs(static_cast<long double>(c));
       const long double abs_r = std::fabs(static_cast<long double>(r));
       const long double beta_c0 =

@@ -52,6 +52,11 @@ TEST(CublasApi, WrappersGiveTheStatusesOfTheRealFunctions) {
                                        nullptr, CUDA_R_8I, 16, 256LL, nullptr, CUDA_R_8I, 16, 256LL,
                                        &one, nullptr, CUDA_R_32I, 16, 256LL, 2, CUBLAS_COMPUTE_32I,
                                        CUBLAS_GEMM_DEFAULT));
+  const cuDoubleComplex z_one{1.0, 0.0};
+  EXPECT_EQ(cublas_zgemm_64(nullptr, CUBLAS_OP_N, CUBLAS_OP_C, 2, 2, 2, &z_one, nullptr, 2,
+                            nullptr, 2, &z_one, nullptr, 2),
+            cublasZgemm_64(nullptr, CUBLAS_OP_N, CUBLAS_OP_C, 2, 2, 2, &z_one, nullptr, 2, nullptr,
+                           2, &z_one, nullptr, 2));
   EXPECT_NE(cublas_get_stream(nullptr, &s1), CUBLAS_STATUS_SUCCESS);  // not vacuous
 }
 

@@ -132,4 +132,99 @@ void abs_product(char transa, char transb, int64_t m, int64_t n, int64_t k, cons
     }
 }
 
+zdouble zop_at(char trans, const zdouble* x, int64_t ld, int64_t i, int64_t l) {
+  if (is_n(trans)) return x[l * ld + i];
+  const zdouble v = x[i * ld + l];
+  return trans == 'C' || trans == 'c' ? std::conj(v) : v;
+}
+
+namespace {
+
+// x y written out (no std::complex operator*, whose Annex G rules differ from cuBLAS's).
+zdouble zmul(zdouble x, zdouble y) {
+  return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
+}
+
+// x y in double-double from double-double parts of x and a double y.
+void dd_zmul(dd xr, dd xi, zdouble y, dd* re, dd* im) {
+  *re = dd_add(dd_mul_d(xr, y.real()), dd_mul_d(xi, -y.imag()));
+  *im = dd_add(dd_mul_d(xr, y.imag()), dd_mul_d(xi, y.real()));
+}
+
+}  // namespace
+
+void naive_zgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, zdouble alpha,
+                 const zdouble* A, int64_t lda, const zdouble* B, int64_t ldb, zdouble beta,
+                 zdouble* C, int64_t ldc) {
+  check_args(m, n, k);
+  is_n(transa);
+  is_n(transb);
+  const bool alpha_zero = alpha == zdouble(0.0, 0.0), beta_zero = beta == zdouble(0.0, 0.0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      zdouble* c = C + j * ldc + i;
+      zdouble s(0.0, 0.0);
+      if (!alpha_zero)
+        for (int64_t l = 0; l < k; ++l) {
+          const zdouble p = zmul(zop_at(transa, A, lda, i, l), zop_at(transb, B, ldb, l, j));
+          s = zdouble(s.real() + p.real(), s.imag() + p.imag());
+        }
+      const zdouble ab = alpha_zero ? zdouble(0.0, 0.0) : zmul(alpha, s);
+      if (beta_zero) {
+        *c = ab;
+      } else {
+        const zdouble bc = zmul(beta, *c);
+        *c = zdouble(ab.real() + bc.real(), ab.imag() + bc.imag());
+      }
+    }
+}
+
+void dd_zgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, zdouble alpha,
+              const zdouble* A, int64_t lda, const zdouble* B, int64_t ldb, zdouble beta,
+              zdouble* C, int64_t ldc) {
+  check_args(m, n, k);
+  is_n(transa);
+  is_n(transb);
+  const bool alpha_zero = alpha == zdouble(0.0, 0.0), beta_zero = beta == zdouble(0.0, 0.0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      zdouble* c = C + j * ldc + i;
+      dd re{0.0, 0.0}, im{0.0, 0.0};
+      if (!alpha_zero) {
+        for (int64_t l = 0; l < k; ++l) {
+          const zdouble a = zop_at(transa, A, lda, i, l), b = zop_at(transb, B, ldb, l, j);
+          re = dd_add(dd_add(re, two_prod(a.real(), b.real())), two_prod(-a.imag(), b.imag()));
+          im = dd_add(dd_add(im, two_prod(a.real(), b.imag())), two_prod(a.imag(), b.real()));
+        }
+        dd_zmul(re, im, alpha, &re, &im);
+      }
+      if (!beta_zero) {
+        const zdouble c0 = *c;
+        re = dd_add(dd_add(re, two_prod(beta.real(), c0.real())), two_prod(-beta.imag(), c0.imag()));
+        im = dd_add(dd_add(im, two_prod(beta.real(), c0.imag())), two_prod(beta.imag(), c0.real()));
+      }
+      double r_re = re.hi + re.lo, r_im = im.hi + im.lo;
+      if (!std::isfinite(r_re) || !std::isfinite(r_im)) {
+        zdouble naive = *c;
+        naive_zgemm(transa, transb, 1, 1, k, alpha, A + (is_n(transa) ? i : i * lda), lda,
+                    B + (is_n(transb) ? j * ldb : j), ldb, beta, &naive, 1);
+        if (!std::isfinite(r_re)) r_re = naive.real();
+        if (!std::isfinite(r_im)) r_im = naive.imag();
+      }
+      *c = zdouble(r_re, r_im);
+    }
+}
+
+void abs_zproduct(char transa, char transb, int64_t m, int64_t n, int64_t k, const zdouble* A,
+                  int64_t lda, const zdouble* B, int64_t ldb, double* out, int64_t ldo) {
+  check_args(m, n, k);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      double s = 0.0;
+      for (int64_t l = 0; l < k; ++l)
+        s += std::abs(zop_at(transa, A, lda, i, l)) * std::abs(zop_at(transb, B, ldb, l, j));
+      out[j * ldo + i] = s;
+    }
+}
+
 }  // namespace ozdgemm::test

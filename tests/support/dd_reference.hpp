@@ -11,6 +11,7 @@
 // Plain C++; no GMP or CUDA, so the GPU tests can use it too.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 
 namespace ozdgemm::test {
@@ -35,5 +36,33 @@ void abs_product(char transa, char transb, int64_t m, int64_t n, int64_t k, cons
 void naive_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, double alpha,
                 const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
                 double* C, int64_t ldc);
+
+// ---- Complex (ZGEMM) counterparts, on std::complex<double> (laid out as cuDoubleComplex).
+// trans 'C' conjugates. Complex products are written out as cuBLAS writes them:
+// re = ar br - ai bi, im = ar bi + ai br.
+using zdouble = std::complex<double>;
+
+// Element (i, l) of op(X), conjugated for 'C'.
+zdouble zop_at(char trans, const zdouble* x, int64_t ld, int64_t i, int64_t l);
+
+// dd_gemm's complex twin: each part of every dot product (its 2k real terms) in double-double,
+// alpha and beta applied in double-double, each part rounded once. For finite data as above,
+// each part of R satisfies |R - exact| <= 2^-53 |R| + (4k + 16) 2^-100 S, with S the sum of the
+// magnitudes of its real terms (alpha and beta included). Non-finite parts come from
+// naive_zgemm, element by element.
+void dd_zgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, zdouble alpha,
+              const zdouble* A, int64_t lda, const zdouble* B, int64_t ldb, zdouble beta,
+              zdouble* C, int64_t ldc);
+
+// The plain complex triple loop: acc += op(A)_il op(B)_lj (product written out, l ascending,
+// no fma), then C = alpha acc + beta C written out the same way; alpha == 0 reads neither A
+// nor B, beta == 0 does not read C. The Inf/NaN class a native ZGEMM gives, per part.
+void naive_zgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, zdouble alpha,
+                 const zdouble* A, int64_t lda, const zdouble* B, int64_t ldb, zdouble beta,
+                 zdouble* C, int64_t ldc);
+
+// out_ij = sum_l |op(A)_il| |op(B)_lj| with |.| the complex modulus, in double.
+void abs_zproduct(char transa, char transb, int64_t m, int64_t n, int64_t k, const zdouble* A,
+                  int64_t lda, const zdouble* B, int64_t ldb, double* out, int64_t ldo);
 
 }  // namespace ozdgemm::test

@@ -1,0 +1,70 @@
+#include "complex_pack.cuh"
+#include "launch_common.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr int kThreads = 128;
+
+// alpha == 0 + 0i in device pointer mode: A and B must not be read (BLAS semantics; the
+// complex twin of launch_common.cuh's skip_inputs).
+__device__ __forceinline__ bool skip_complex_inputs(const double* alpha_dev) {
+  return alpha_dev != nullptr && alpha_dev[0] == 0.0 && alpha_dev[1] == 0.0;
+}
+
+// One thread per row i of op(A) (consecutive threads write consecutive elements of a column
+// of A'); the column loop only runs when k > 65535.
+__global__ void pack_a_kernel(complex_operand a, int64_t m, int64_t k, const double* alpha_dev,
+                              double* a_pack) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= m) return;
+  const bool zero = skip_complex_inputs(alpha_dev);
+  for (int64_t l = blockIdx.y; l < k; l += gridDim.y) pack_a_element(a, m, k, i, l, zero, a_pack);
+}
+
+// One thread per element l of a column of op(B) (the k direction is contiguous in B*).
+__global__ void pack_b_kernel(complex_operand b, int64_t n, int64_t k, const double* alpha_dev,
+                              double* b_pack) {
+  const int64_t l = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (l >= k) return;
+  const bool zero = skip_complex_inputs(alpha_dev);
+  for (int64_t j = blockIdx.y; j < n; j += gridDim.y) pack_b_element(b, n, k, j, l, zero, b_pack);
+}
+
+__global__ void complex_epilogue_kernel(complex_problem p, const double* t,
+                                        complex_scalar_arg alpha_arg, complex_scalar_arg beta_arg) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= p.m) return;
+  const complex_value alpha = alpha_arg.get(), beta = beta_arg.get();
+  for (int64_t j = blockIdx.y; j < p.n; j += gridDim.y) {
+    double* c = p.c + 2 * (j * p.ldc + i);
+    // Not dereferenced when alpha == 0 (t may be null then).
+    const double* t_re = t == nullptr ? nullptr : t + j * p.m + i;
+    const double* t_im = t == nullptr ? nullptr : t + (p.n + j) * p.m + i;
+    const complex_value r = complex_epilogue(t_re, t_im, alpha, beta, c);
+    c[0] = r.re;
+    c[1] = r.im;
+  }
+}
+
+}  // namespace
+
+void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
+                   double* a_pack, cudaStream_t stream) {
+  pack_a_kernel<<<dim3(grid_dim(m, kThreads), grid_dim(k, 1, 65535)), kThreads, 0, stream>>>(
+      a, m, k, alpha_dev, a_pack);
+}
+
+void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
+                   double* b_pack, cudaStream_t stream) {
+  pack_b_kernel<<<dim3(grid_dim(k, kThreads), grid_dim(n, 1, 65535)), kThreads, 0, stream>>>(
+      b, n, k, alpha_dev, b_pack);
+}
+
+void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
+                             complex_scalar_arg beta, cudaStream_t stream) {
+  complex_epilogue_kernel<<<dim3(grid_dim(p.m, kThreads), grid_dim(p.n, 1, 65535)), kThreads, 0,
+                            stream>>>(p, t, alpha, beta);
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,28 @@
+// Launchers of the complex GEMM's embedding (core/complex_embedding.hpp): the packs of op(A)
+// into A' and of op(B) into B*, before the real pipeline, and the epilogue C = alpha T + beta C
+// after it. With alpha == 0 in device pointer mode the packs write zeros and read neither A nor
+// B, and the epilogue reads no T.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/complex_embedding.hpp"
+
+namespace ozdgemm::detail {
+
+// A' (m x 2k, ld m) from op(A); alpha_dev: alpha in device pointer mode, else null.
+void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
+                   double* a_pack, cudaStream_t stream);
+
+// B* (2k x 2n, ld 2k) from op(B).
+void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
+                   double* b_pack, cudaStream_t stream);
+
+// C = alpha (T_re + i T_im) + beta C for the m x n complex C of p, T m x 2n with ld m (null
+// when alpha is known to be 0: then C = beta C).
+void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
+                             complex_scalar_arg beta, cudaStream_t stream);
+
+}  // namespace ozdgemm::detail

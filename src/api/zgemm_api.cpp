@@ -1,0 +1,166 @@
+// The complex entry points: the argument checks of the real ones (call_checks.hpp), then one
+// real GEMM on the embedding of core/complex_embedding.hpp: the engine (device) or the host
+// reference.
+#include "api/call_checks.hpp"
+#include "api/status.hpp"
+#include "api/zgemm_internal.hpp"
+#include "common/cublas_api.hpp"
+#include "common/error.hpp"
+#include "common/logging.hpp"
+#include "complex_pack.cuh"
+#include "core/complex_embedding.hpp"
+#include "engine/run.hpp"
+#include "ozdgemm/ozdgemm.h"
+#include "reference/complex_reference.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+static_assert(sizeof(cuDoubleComplex) == 2 * sizeof(double),
+              "cuDoubleComplex is interleaved (re, im): core/complex_embedding.hpp reads it so");
+
+// Largest n and k: the embedded real problem has 2n columns and depth 2k.
+constexpr int64_t kMaxHalfDim = kMaxDim / 2;
+
+const double* parts(const cuDoubleComplex* z) { return reinterpret_cast<const double*>(z); }
+
+complex_problem make_complex_problem(const checked_args& args, int64_t m, int64_t n, int64_t k,
+                                     const cuDoubleComplex* A, int64_t lda,
+                                     const cuDoubleComplex* B, int64_t ldb, cuDoubleComplex* C,
+                                     int64_t ldc) {
+  return complex_problem{m,
+                         n,
+                         k,
+                         complex_operand_a(args.oa, args.conj_a, parts(A), lda),
+                         complex_operand_b(args.ob, args.conj_b, parts(B), ldb),
+                         reinterpret_cast<double*>(C),
+                         ldc};
+}
+
+// The per-call choice's fallback: native cublasZgemm with the caller's own arguments on the
+// caller's handle (its stream and pointer mode apply as they are; nothing is changed).
+void native_zgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                  int64_t m, int64_t n, int64_t k, const cuDoubleComplex* alpha,
+                  const cuDoubleComplex* A, int64_t lda, const cuDoubleComplex* B, int64_t ldb,
+                  const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc) {
+  OZDGEMM_CUBLAS_TRY(
+      cublas_zgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+}  // namespace
+
+device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                           const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+                           const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
+                           cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
+                           bool run_native) {
+  device_result r;
+  checked_args args;
+  r.status = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
+                               &args);
+  if (r.status != OZDGEMM_STATUS_SUCCESS) return r;
+  if (m == 0 || n == 0) {
+    r.s = args.trivial_s;
+    return r;
+  }
+  if (m > kMaxDim || n > kMaxHalfDim || k > kMaxHalfDim ||
+      !addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(cuDoubleComplex))) {
+    r.status = OZDGEMM_STATUS_INVALID_VALUE;
+    return r;
+  }
+  complex_gemm call{};
+  call.p = make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc);
+  call.real.moduli = args.moduli;
+  call.real.mode = to_mode(options.scaling);
+  call.real.target = args.target;
+  call.real.int8_gemm = int8_gemm_backend::setting;
+  // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
+  size_t ws_bytes = 0;
+  if (k > 0 && !size_complex_workspace(&call, &ws_bytes))
+    return unsized_workspace("ozdgemm_zgemm", m, n, k);
+
+  const bool dev = caller_stream(handle, &call.real.stream);
+  call.alpha = complex_scalar_arg{
+      dev ? parts(alpha) : nullptr,
+      dev ? complex_value{0.0, 0.0} : complex_value{cuCreal(*alpha), cuCimag(*alpha)}};
+  call.beta = complex_scalar_arg{
+      dev ? parts(beta) : nullptr,
+      dev ? complex_value{0.0, 0.0} : complex_value{cuCreal(*beta), cuCimag(*beta)}};
+
+  // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels:
+  // the packs then read neither A nor B, and the epilogue no T.)
+  if (k == 0 || (!dev && is_zero(call.alpha.host))) {
+    launch_complex_epilogue(call.p, nullptr, complex_scalar_arg{nullptr, {0.0, 0.0}}, call.beta,
+                            call.real.stream);
+    OZDGEMM_CHECK_LAUNCH();
+    r.s = args.trivial_s;
+    return r;
+  }
+
+  return settle_run(
+      "ozdgemm_zgemm", "cublasZgemm", m, n, k, run_complex_for_handle(handle, call, ws_bytes),
+      args.target, run_native,
+      [&] { native_zgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
+}
+
+}  // namespace ozdgemm::detail
+
+using namespace ozdgemm::detail;
+
+extern "C" {
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm(cublasHandle_t handle, cublasOperation_t transa,
+                                           cublasOperation_t transb, int64_t m, int64_t n,
+                                           int64_t k, const cuDoubleComplex* alpha,
+                                           const cuDoubleComplex* A, int64_t lda,
+                                           const cuDoubleComplex* B, int64_t ldb,
+                                           const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                           int64_t ldc, ozdgemm_options_t options) {
+  return guarded("ozdgemm_zgemm", [&]() -> ozdgemm_status_t {
+    return zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true)
+        .status;
+  });
+}
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta, cuDoubleComplex* C,
+    int64_t ldc, ozdgemm_options_t options, int* num_moduli_used) {
+  return reporting_moduli("ozdgemm_zgemm_ex", num_moduli_used, [&] {
+    return zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                        options, true);
+  });
+}
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, int64_t m, int64_t n,
+                                                     int64_t k, cuDoubleComplex alpha,
+                                                     const cuDoubleComplex* A, int64_t lda,
+                                                     const cuDoubleComplex* B, int64_t ldb,
+                                                     cuDoubleComplex beta, cuDoubleComplex* C,
+                                                     int64_t ldc, ozdgemm_options_t options) {
+  return guarded("ozdgemm_zgemm_reference", [&]() -> ozdgemm_status_t {
+    checked_args args;
+    const ozdgemm_status_t checked =
+        check_reference_args(transa, transb, m, n, k, lda, ldb, ldc, options, &args);
+    if (checked != OZDGEMM_STATUS_SUCCESS) return checked;
+    if (m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
+    const complex_value a{cuCreal(alpha), cuCimag(alpha)}, b{cuCreal(beta), cuCimag(beta)};
+    const bool reads_ab = !is_zero(a);
+    if (!addressable(args, m, n, k, A, lda, B, ldb, C, ldc, reads_ab, sizeof(cuDoubleComplex)))
+      return OZDGEMM_STATUS_INVALID_VALUE;
+    size_t scratch = 0;
+    if (reads_ab && k > 0 &&
+        !reference_zgemm_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch))
+      return unsized_scratch("ozdgemm_zgemm_reference", m, n, k);
+    moduli_choice c;
+    const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
+                                  args.moduli, to_mode(options.scaling), args.target, &c);
+    if (s == 0) logger().info("ozdgemm_zgemm_reference: auto moduli: FP64 fallback: {}", c.why);
+    return OZDGEMM_STATUS_SUCCESS;
+  });
+}
+
+}  // extern "C"

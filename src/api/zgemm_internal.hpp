@@ -1,0 +1,28 @@
+// The device entry point behind ozdgemm_zgemm / ozdgemm_zgemm_ex, which the cuBLAS hooks call
+// too, exactly as dgemm_device (dgemm_internal.hpp: device_result, in_native_fallback).
+#pragma once
+
+#include <cuComplex.h>
+#include <cublas_v2.h>
+
+#include <cstdint>
+
+#include "api/dgemm_internal.hpp"
+#include "ozdgemm/ozdgemm.h"
+
+namespace ozdgemm::detail {
+
+// ozdgemm_zgemm, with what the interposer needs beyond the public API. When a per-call choice
+// runs no s: with run_native, cublasZgemm runs on the caller's handle (its stream and pointer
+// mode; the handle is not modified), with in_native_fallback() set on this thread, and the
+// reason is logged at info; without run_native nothing runs, C is untouched and the caller
+// must run native ZGEMM itself. A refused workspace is logged at warn only with run_native.
+// Throws on failure (the C entry points map it to a status).
+device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                           const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+                           const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
+                           cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
+                           bool run_native);
+
+}  // namespace ozdgemm::detail

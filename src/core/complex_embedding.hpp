@@ -1,0 +1,139 @@
+// Complex GEMM, C = alpha op(A) op(B) + beta C on interleaved (re, im) column-major data, as ONE
+// real GEMM that the real engine runs unchanged (docs/complex.md):
+//   A' = [Re op(A) | Im op(A)]                          m x 2k, column-major, ld m
+//   B* = [[Re op(B), Im op(B)], [-Im op(B), Re op(B)]]  2k x 2n, column-major, ld 2k
+//   T  = A' B*                                          m x 2n: T[:, j] = Re(op(A) op(B))_j,
+//                                                       T[:, n + j] = Im(op(A) op(B))_j
+// then C = alpha (T_re + i T_im) + beta C. The packing and the epilogue below are shared by the
+// kernels (kernels/complex_pack.cu) and the host reference (reference/complex_reference.cpp), so
+// the bits agree.
+//
+// The scaling needs nothing special: row i of A' holds Re and Im of row i of op(A), so both
+// share one exponent, and columns j and n + j of B* hold the same magnitudes, so they get the
+// same exponent. An Inf or NaN in row i of op(A) (column j of op(B)) lands in row i of A'
+// (columns j and n + j of B*), so the engine recomputes every element of T it reaches as a
+// plain dot product over the 2k terms {Re a Re b, -Im a Im b} (resp. {Re a Im b, Im a Re b}):
+// the terms of a naive complex loop, whose class (NaN, +-Inf) depends on that set only.
+#pragma once
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+#include "core/hd.hpp"
+
+namespace ozdgemm::detail {
+
+struct complex_value {
+  double re, im;
+};
+
+OZDGEMM_HD bool is_zero(complex_value z) { return z.re == 0.0 && z.im == 0.0; }
+
+// alpha or beta of a complex call as the handle's pointer mode gives it (core/scalar.hpp's
+// complex twin): a host value, or a device pointer to a cuDoubleComplex that only kernels
+// dereference.
+struct complex_scalar_arg {
+  const double* dev;  // non-null in device pointer mode: re at dev[0], im at dev[1]
+  complex_value host;
+
+  OZDGEMM_HD complex_value get() const {
+#if defined(__CUDA_ARCH__)
+    return dev != nullptr ? complex_value{dev[0], dev[1]} : host;
+#else
+    return host;
+#endif
+  }
+};
+
+// op(X) of an interleaved complex matrix seen as vectors of length k (core/gemm_problem.hpp's
+// operand): ld counts complex elements; `conjugate` for op C.
+struct complex_operand {
+  const double* ptr;
+  int64_t ld;
+  bool k_contiguous;
+  bool conjugate;
+
+  OZDGEMM_HD complex_value at(int64_t v, int64_t l) const {
+    const double* e = ptr + 2 * (k_contiguous ? v * ld + l : l * ld + v);
+    return complex_value{e[0], conjugate ? -e[1] : e[1]};
+  }
+};
+
+inline complex_operand complex_operand_a(op_kind op, bool conjugate, const double* a, int64_t lda) {
+  return complex_operand{a, lda, op == op_kind::t, conjugate};
+}
+inline complex_operand complex_operand_b(op_kind op, bool conjugate, const double* b, int64_t ldb) {
+  return complex_operand{b, ldb, op == op_kind::n, conjugate};
+}
+
+// One complex call, stripped of any calling convention (gemm_problem's twin).
+struct complex_problem {
+  int64_t m, n, k;
+  complex_operand a, b;  // rows of op(A) (m vectors), columns of op(B) (n vectors)
+  double* c;             // interleaved
+  int64_t ldc;           // in complex elements
+};
+
+// The real problem T = A' B* on the packed buffers; callers have checked that 2n and 2k fit.
+inline gemm_problem embedded_problem(const complex_problem& p, const double* a_pack,
+                                     const double* b_pack, double* t) {
+  return gemm_problem{p.m,
+                      2 * p.n,
+                      2 * p.k,
+                      operand_a(op_kind::n, a_pack, p.m),
+                      operand_b(op_kind::n, b_pack, 2 * p.k),
+                      t,
+                      p.m};
+}
+
+// Element (i, l) of op(A) into A' (its real part in column l, its imaginary part in column
+// k + l). `zero`: alpha == 0 in device pointer mode, where A must not be read: zeros instead.
+OZDGEMM_HD void pack_a_element(const complex_operand& a, int64_t m, int64_t k, int64_t i, int64_t l,
+                               bool zero, double* a_pack) {
+  const complex_value z = zero ? complex_value{0.0, 0.0} : a.at(i, l);
+  a_pack[l * m + i] = z.re;
+  a_pack[(k + l) * m + i] = z.im;
+}
+
+// Element (l, j) of op(B) into the four places of B* it fills: column j gets (Re, -Im) at rows
+// l and k + l, column n + j gets (Im, Re).
+OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, int64_t j, int64_t l,
+                               bool zero, double* b_pack) {
+  const complex_value z = zero ? complex_value{0.0, 0.0} : b.at(j, l);
+  double* re_col = b_pack + j * 2 * k;
+  double* im_col = b_pack + (n + j) * 2 * k;
+  re_col[l] = z.re;
+  re_col[k + l] = -z.im;
+  im_col[l] = z.im;
+  im_col[k + l] = z.re;
+}
+
+// x y written out as cuBLAS's complex multiply (re = xr yr - xi yi, im = xr yi + xi yr), one
+// product rounded and one fma per part, with the explicit helpers so that neither compiler
+// contracts differently.
+OZDGEMM_HD complex_value complex_mul_rn(complex_value x, complex_value y) {
+  return complex_value{fma_rn(x.re, y.re, -mul_rn(x.im, y.im)),
+                       fma_rn(x.re, y.im, mul_rn(x.im, y.re))};
+}
+
+// One element of C = alpha (t_re + i t_im) + beta c with BLAS semantics: alpha == 0 reads
+// neither t_re nor t_im (T may not exist), beta == 0 does not read c (interleaved re, im):
+//   alpha == 0, beta == 0: 0;   alpha == 0: RN(beta c);   beta == 0: RN(alpha t);
+//   otherwise: RN(alpha t) + RN(beta c), each part added once more in round to nearest.
+// Per part, the rounding adds at most u |ar tr| + u (2 + u) |ai ti| (likewise for beta c) and u
+// times the result (docs/complex.md).
+OZDGEMM_HD complex_value complex_epilogue(const double* t_re, const double* t_im,
+                                          complex_value alpha, complex_value beta,
+                                          const double* c) {
+  const bool beta_zero = is_zero(beta);
+  if (is_zero(alpha)) {
+    if (beta_zero) return complex_value{0.0, 0.0};
+    return complex_mul_rn(beta, complex_value{c[0], c[1]});
+  }
+  const complex_value at = complex_mul_rn(alpha, complex_value{*t_re, *t_im});
+  if (beta_zero) return at;
+  const complex_value bc = complex_mul_rn(beta, complex_value{c[0], c[1]});
+  return complex_value{add_rn(at.re, bc.re), add_rn(at.im, bc.im)};
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,78 @@
+#include "engine/complex_gemm.hpp"
+
+#include <stdexcept>
+
+#include "common/error.hpp"
+#include "complex_pack.cuh"
+#include "core/checked_math.hpp"
+#include "engine/run.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+// Where A', B* and T sit after the engine's arrays (256-byte aligned, as the engine's own).
+struct complex_layout {
+  double* a_pack;
+  double* b_pack;
+  double* t;
+  size_t total_bytes;
+  bool fits;
+};
+
+complex_layout layout_for(char* base, const complex_problem& p, size_t engine_bytes) {
+  complex_layout L{};
+  int64_t k2 = 0, n2 = 0, a_elems = 0, b_elems = 0, t_elems = 0;
+  L.fits = checked_mul(int64_t{2}, p.k, &k2) && checked_mul(int64_t{2}, p.n, &n2) &&
+           checked_mul(p.m, k2, &a_elems) && checked_mul(k2, n2, &b_elems) &&
+           checked_mul(p.m, n2, &t_elems);
+  size_t offset = engine_bytes;
+  double** slots[3] = {&L.a_pack, &L.b_pack, &L.t};
+  const int64_t elems[3] = {a_elems, b_elems, t_elems};
+  for (int x = 0; x < 3 && L.fits; ++x) {
+    size_t bytes = 0, aligned = 0;
+    L.fits = checked_add(offset, size_t{255}, &aligned) &&
+             checked_bytes(elems[x], sizeof(double), &bytes) &&
+             checked_add(aligned / 256 * 256, bytes, &offset) &&
+             offset <= static_cast<size_t>(PTRDIFF_MAX);
+    *slots[x] = base == nullptr ? nullptr : reinterpret_cast<double*>(base + aligned / 256 * 256);
+  }
+  L.total_bytes = offset;
+  return L;
+}
+
+}  // namespace
+
+bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
+  const complex_problem& p = call->p;
+  if (p.n > INT64_MAX / 2 || p.k > INT64_MAX / 2) return false;
+  call->real.p = embedded_problem(p, nullptr, nullptr, nullptr);
+  if (!size_workspace(&call->real, &call->engine_bytes)) return false;
+  const complex_layout L = layout_for(nullptr, p, call->engine_bytes);
+  if (!L.fits) return false;
+  *bytes = L.total_bytes;
+  return true;
+}
+
+int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* choice) {
+  const complex_problem& p = call.p;
+  const complex_layout L = layout_for(static_cast<char*>(workspace), p, call.engine_bytes);
+  if (!L.fits) throw std::length_error("complex GEMM workspace size overflows");
+  const cudaStream_t st = call.real.stream;
+  launch_pack_a(p.a, p.m, p.k, call.alpha.dev, L.a_pack, st);
+  OZDGEMM_CHECK_LAUNCH();
+  launch_pack_b(p.b, p.n, p.k, call.alpha.dev, L.b_pack, st);
+  OZDGEMM_CHECK_LAUNCH();
+  // T = A' B* exactly as a real call with alpha 1, beta 0 computes it: T = RN(1 v) = v.
+  device_gemm real = call.real;
+  real.p = embedded_problem(p, L.a_pack, L.b_pack, L.t);
+  real.alpha = scalar_arg{nullptr, 1.0};
+  real.beta = scalar_arg{nullptr, 0.0};
+  real.events = nullptr;
+  const int s = enqueue_emulation(real, workspace, choice);
+  if (s == 0) return 0;  // nothing has touched C
+  launch_complex_epilogue(p, L.t, call.alpha, call.beta, st);
+  OZDGEMM_CHECK_LAUNCH();
+  return s;
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,35 @@
+// The GPU pipeline of one complex GEMM: the packs of op(A) into A' and op(B) into B*, the real
+// pipeline (emulate.hpp) on T = A' B* with alpha 1 and beta 0, then the epilogue
+// C = alpha T + beta C (core/complex_embedding.hpp), all on the call's stream, with no host
+// synchronisation beyond the per-call choice's. A', B* and T live in the same workspace as
+// the engine's arrays, after them, so one grow-only workspace serves the call.
+#pragma once
+
+#include <cstddef>
+
+#include "core/complex_embedding.hpp"
+#include "core/moduli_choice.hpp"
+#include "engine/emulate.hpp"
+
+namespace ozdgemm::detail {
+
+struct complex_gemm {
+  complex_problem p;  // device pointers; m, n, k > 0; 2n and 2k within the engine's limits
+  complex_scalar_arg alpha, beta;
+  // The embedded real call: moduli, mode, stream, target, backend, row_block as the caller
+  // sets them; its problem, alpha and beta are the embedding's (set by enqueue_complex).
+  device_gemm real;
+  size_t engine_bytes = 0;  // the engine's share of the workspace (size_complex_workspace)
+};
+
+// The workspace of `call`: the engine's for (m, 2n, 2k), then A' (16 m k bytes), B* (32 k n)
+// and T (16 m n). Sets call->real's sizes and resolves its backend (size_workspace) and
+// call->engine_bytes. False when the sizes cannot be counted.
+bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept;
+
+// Enqueues packs, the real pipeline and the epilogue; returns the moduli count used, or 0 when
+// the per-call choice ran no s: then only the packs and the scaling statistics were enqueued,
+// C is untouched and the caller must run native ZGEMM. Throws cuda_error / cublas_error.
+int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* choice);
+
+}  // namespace ozdgemm::detail
