@@ -9,11 +9,12 @@ bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k) {
 }
 
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
-                   int64_t k, bool reads_c, const gpu_rates& rates) {
+                   int64_t k, bool reads_c, const gpu_rates& rates, double native_work) {
   if (blocked != nullptr) return {false, blocked, {0.0, 0.0}};
-  const prediction p = site == call_site::device
+  prediction p = site == call_site::device
                            ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates)
                            : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
+  p.native_ms *= native_work;
   switch (cfg.mode) {
     case run_mode::native: return {false, "OZDGEMM_MODE=native", p};
     case run_mode::emulate: return {true, "OZDGEMM_MODE=emulate", p};

@@ -23,8 +23,10 @@ enum class call_site { device, host };
 // Otherwise the mode rules: native mode, emulate mode, and in auto mode the size floor
 // (OZDGEMM_MIN_DIM) and the performance model with its margin (OZDGEMM_AUTO_MARGIN), for the
 // site's model with the rates of the GPU that would run the call.
+// native_work scales the model's native time, for a native routine that does less work than
+// the real GEMM priced (cublasZgemm3m).
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
-                   int64_t k, bool reads_c, const gpu_rates& rates);
+                   int64_t k, bool reads_c, const gpu_rates& rates, double native_work = 1.0);
 
 // Whether auto mode's model decides this call (so that its GPU's rates are worth measuring).
 bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k);

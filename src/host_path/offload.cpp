@@ -121,9 +121,14 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
 
 }  // namespace
 
-host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept {
+host_offload_result try_host_offload(const host_gemm& g, const char* entry,
+                                     host_embedded_call* embedded) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
-  call_record rec{entry, g.m, g.n, g.k, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
+  // The caller's shape in the decision line (an embedded call prices another one).
+  const int64_t lm = embedded != nullptr ? embedded->m : g.m;
+  const int64_t ln = embedded != nullptr ? embedded->n : g.n;
+  const int64_t lk = embedded != nullptr ? embedded->k : g.k;
+  call_record rec{entry, lm, ln, lk, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
   host_offload_result result;
   // The one decision line of this call, whatever path it takes.
   struct log_once {
@@ -162,17 +167,19 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     rec.predicted_native_ms = rt.predicted.native_ms;
     rec.predicted_emulated_ms = rt.predicted.emulated_ms;
     if (!rt.emulate) return result;
-
+    host_gemm built{};
+    if (embedded != nullptr) built = embedded->build();
+    const host_gemm& run = embedded != nullptr ? built : g;
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
-    const host_job job{&g,
+    const host_job job{&run,
                        cfg->moduli,
                        cfg->accuracy,
                        cfg->scaling,
-                       tile_columns(g.n, cfg->scaling, cfg->moduli.chooses_per_call(),
+                       tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(),
                                     cfg->host_tile, set.count()),
                        fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
-    tile_queue q(g.n, job.width);
+    tile_queue q(run.n, job.width);
     const char* why = nullptr;
     const std::vector<host_worker*> crew =
         admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);
@@ -214,6 +221,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     q.unfinished_into(&unfinished);
     merge_columns_into(unfinished, &result.left);
     if (result.left.empty()) {
+      if (embedded != nullptr) embedded->finish();
       result.served = true;
       rec.result = outcome::emulated;
       rec.num_moduli = crew[0]->ran_moduli();
@@ -221,15 +229,16 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
     }
     int64_t left_columns = 0;
     for (const column_range& r : result.left) left_columns += r.count;
-    // Nothing written: the caller runs the call as the application made it.
-    result.served = left_columns < g.n;
+    // Nothing written (an embedded call writes C only at the end): the caller runs the call as
+    // the application made it.
+    result.served = embedded == nullptr && left_columns < run.n;
     if (!result.served) result.left.clear();
     try {
       logger().warn("{}: GPU path left {} of {} columns in {} range(s); the CPU BLAS does them",
-                    entry, left_columns, g.n, result.served ? result.left.size() : size_t{1});
+                    entry, left_columns, run.n, result.served ? result.left.size() : size_t{1});
     } catch (...) {
     }
-    rec = call_record{entry, g.m, g.n, g.k, outcome::fallback, "GPU path failed", 0, 0, 0, 0};
+    rec = call_record{entry, lm, ln, lk, outcome::fallback, "GPU path failed", 0, 0, 0, 0};
     return result;
   } catch (const std::exception& e) {
     try {
@@ -240,7 +249,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry) noex
   }
   // Only reached before any worker ran: nothing written.
   result = host_offload_result{};
-  rec = call_record{entry, g.m, g.n, g.k, outcome::fallback, "GPU path failed", 0, 0, 0, 0};
+  rec = call_record{entry, lm, ln, lk, outcome::fallback, "GPU path failed", 0, 0, 0, 0};
   return result;
 }
 

@@ -35,9 +35,29 @@ struct host_offload_result {
   std::vector<column_range> left;
 };
 
+// A host call the GPU runs as another, real problem (ZGEMM: the embedding of docs/complex.md),
+// built only once the route says emulate (the packing is not paid by calls that go native) and
+// turned into the caller's C once the GPU has computed all of the real problem. Until finish()
+// the caller's C is untouched, so a failure anywhere leaves the whole call to the CPU BLAS.
+class host_embedded_call {
+ public:
+  virtual ~host_embedded_call() = default;
+  // The real problem on buffers the object owns. May throw (out of memory).
+  virtual host_gemm build() = 0;
+  // The caller's C from the real problem's result. Must not throw.
+  virtual void finish() noexcept = 0;
+  // The caller's shape, for the decision line.
+  int64_t m = 0, n = 0, k = 0;
+};
+
 // Emulates on the GPU(s) of device_select.hpp (OZDGEMM_DEVICES, else the one GPU of
 // OZDGEMM_DEVICE's rule) when the decision says so. The reason is logged and counted. `entry`
 // names the intercepted symbol for the log. Never throws.
-host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept;
+//
+// embedded (optional): g is then only the shape the model prices (its pointers unused; alpha
+// nonzero, beta nonzero iff the caller's C is read), and the GPU runs embedded->build(). The
+// result is all or nothing: served with nothing left, or not served with C untouched.
+host_offload_result try_host_offload(const host_gemm& g, const char* entry,
+                                     host_embedded_call* embedded = nullptr) noexcept;
 
 }  // namespace ozdgemm::detail

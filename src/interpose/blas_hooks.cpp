@@ -1,7 +1,8 @@
-// Host BLAS DGEMM entry points: cblas_dgemm and Fortran dgemm_ with its aliases. A thin layer:
-// check the arguments with reference BLAS's rules, translate a valid call into one
-// column-major host_gemm, offer it to the GPU (try_host_offload), and otherwise forward the
-// call unchanged to the CPU BLAS (cpu_blas.hpp).
+// Host BLAS GEMM entry points: cblas_dgemm and Fortran dgemm_ with its aliases, and their ZGEMM
+// twins. A thin layer: check the arguments with reference BLAS's rules, translate a valid call
+// into one column-major host_gemm (complex_problem), offer it to the GPU (try_host_offload,
+// try_host_zgemm_offload), and otherwise forward the call unchanged to the CPU BLAS
+// (cpu_blas.hpp).
 //
 // Invalid arguments are never reported from here: the call goes to the CPU BLAS exactly as
 // the application made it, so that xerbla / cblas_xerbla is called by the real library with
@@ -18,6 +19,7 @@
 
 #include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
+#include "host_path/complex_offload.hpp"
 #include "host_path/offload.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
@@ -203,6 +205,143 @@ void serve_host(const char* entry, const Args& x) noexcept {
   forward(entry, x);
 }
 
+// ---------------------------------------------------------------------------------------------
+// ZGEMM. The Fortran arguments have DGEMM's layout (COMPLEX*16 values are (re, im) pairs of
+// doubles, passed by address), so fortran_args carries them too; CBLAS passes alpha and beta by
+// address.
+
+struct cblas_zargs {
+  int layout, transa, transb, m, n, k;
+  const void* alpha;
+  const void* a;
+  int lda;
+  const void* b;
+  int ldb;
+  const void* beta;
+  void* c;
+  int ldc;
+};
+
+complex_value complex_at(const void* z) {
+  const double* d = static_cast<const double*>(z);
+  return complex_value{d[0], d[1]};
+}
+
+// The column-major complex call of valid arguments (ZGEMM's checks, as DGEMM's; C is the
+// conjugate transpose).
+bool to_complex_problem(int transa, int transb, op_spelling spelling, int64_t m, int64_t n,
+                        int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
+                        int64_t ldc, complex_problem* p) {
+  op_kind oa, ob;
+  bool ca = false, cb = false;
+  if (!parse_op(transa, spelling, &oa, &ca) || !parse_op(transb, spelling, &ob, &cb) ||
+      !valid_gemm_shape(oa, ob, m, n, k, lda, ldb, ldc))
+    return false;
+  *p = complex_problem{m,
+                       n,
+                       k,
+                       complex_operand_a(oa, ca, static_cast<const double*>(a), lda),
+                       complex_operand_b(ob, cb, static_cast<const double*>(b), ldb),
+                       static_cast<double*>(c),
+                       ldc};
+  return true;
+}
+
+bool to_complex_problem(const fortran_args& f, complex_problem* p, complex_value* alpha,
+                        complex_value* beta) {
+  if (f.transa == nullptr || f.transb == nullptr || f.m == nullptr || f.n == nullptr ||
+      f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
+      f.beta == nullptr || f.ldc == nullptr)
+    return false;
+  *alpha = complex_at(f.alpha);
+  *beta = complex_at(f.beta);
+  return to_complex_problem(*f.transa, *f.transb, op_spelling::blas_char, *f.m, *f.n, *f.k, f.a,
+                            *f.lda, f.b, *f.ldb, f.c, *f.ldc, p);
+}
+
+// Row-major is the column-major transpose, as for DGEMM; the flags (conjugation included) stay
+// with their matrices.
+bool to_complex_problem(const cblas_zargs& x, complex_problem* p, complex_value* alpha,
+                        complex_value* beta) {
+  if (x.alpha == nullptr || x.beta == nullptr) return false;
+  *alpha = complex_at(x.alpha);
+  *beta = complex_at(x.beta);
+  if (x.layout == kCblasColMajor)
+    return to_complex_problem(x.transa, x.transb, op_spelling::cblas, x.m, x.n, x.k, x.a, x.lda,
+                              x.b, x.ldb, x.c, x.ldc, p);
+  if (x.layout == kCblasRowMajor)
+    return to_complex_problem(x.transb, x.transa, op_spelling::cblas, x.n, x.m, x.k, x.b, x.ldb,
+                              x.a, x.lda, x.c, x.ldc, p);
+  return false;
+}
+
+void forward_zgemm(const char* entry, const fortran_args& f) noexcept {
+  if (zgemm_fn real = cpu_zgemm()) {
+    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
+         f.transa_len, f.transb_len);
+    return;
+  }
+  try {
+    logger().error("{}: no CPU BLAS to run this call (see above); C left unchanged", entry);
+  } catch (...) {
+  }
+}
+
+void forward_zgemm(const char* entry, const cblas_zargs& x) noexcept {
+  if (cblas_zgemm_fn real = cpu_cblas_zgemm()) {
+    real(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta,
+         x.c, x.ldc);
+    return;
+  }
+  // A CPU BLAS without CBLAS: a valid call runs as the equivalent column-major zgemm_.
+  zgemm_fn real = cpu_zgemm();
+  complex_problem p{};
+  complex_value alpha{}, beta{};
+  if (real != nullptr && to_complex_problem(x, &p, &alpha, &beta)) {
+    const bool row = x.layout == kCblasRowMajor;
+    const int ta = row ? x.transb : x.transa, tb = row ? x.transa : x.transb;
+    const char fa = ta == 111 ? 'N' : ta == 112 ? 'T' : 'C', fb = tb == 111 ? 'N' : tb == 112 ? 'T' : 'C';
+    const int m = row ? x.n : x.m, n = row ? x.m : x.n, lda = row ? x.ldb : x.lda,
+              ldb = row ? x.lda : x.ldb;
+    const void* a = row ? x.b : x.a;
+    const void* b = row ? x.a : x.b;
+    real(&fa, &fb, &m, &n, &x.k, static_cast<const double*>(x.alpha),
+         static_cast<const double*>(a), &lda, static_cast<const double*>(b), &ldb,
+         static_cast<const double*>(x.beta), static_cast<double*>(x.c), &x.ldc, 1, 1);
+    return;
+  }
+  try {
+    logger().error(real != nullptr ? "{}: invalid arguments, and the CPU BLAS has no cblas_zgemm "
+                                     "to report them; C left unchanged"
+                                   : "{}: no CPU BLAS to run this call (see above); C left unchanged",
+                   entry);
+  } catch (...) {
+  }
+}
+
+// serve_host's complex twin: all or nothing on the GPU, else the CPU BLAS.
+template <class Args>
+void serve_host_zgemm(const char* entry, const Args& x) noexcept {
+  const bool outermost = !inside_interception();
+  interception_scope scope;
+  if (outermost) {
+    bool served = false;
+    try {
+      complex_problem p{};
+      complex_value alpha{}, beta{};
+      if (to_complex_problem(x, &p, &alpha, &beta))
+        served = try_host_zgemm_offload(p, alpha, beta, entry).served;
+    } catch (...) {
+      try {
+        logger().error("{}: internal error; using the CPU BLAS", entry);
+      } catch (...) {
+      }
+    }
+    if (served) return;
+  }
+  forward_zgemm(entry, x);
+}
+
 }  // namespace
 }  // namespace ozdgemm::detail
 
@@ -245,6 +384,41 @@ OZDGEMM_API void DGEMM(const char* transa, const char* transb, const int* m, con
                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
   ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
       "DGEMM",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
+}
+
+OZDGEMM_API void cblas_zgemm(int layout, int transa, int transb, int m, int n, int k,
+                             const void* alpha, const void* a, int lda, const void* b, int ldb,
+                             const void* beta, void* c, int ldc) noexcept {
+  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::cblas_zargs>(
+      "cblas_zgemm", {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+// ZGEMM's Fortran spellings, as DGEMM's.
+OZDGEMM_API void zgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                        const int* k, const double* alpha, const double* a, const int* lda,
+                        const double* b, const int* ldb, const double* beta, double* c,
+                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
+      "zgemm_",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
+}
+
+OZDGEMM_API void zgemm(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double* a, const int* lda,
+                       const double* b, const int* ldb, const double* beta, double* c,
+                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
+      "zgemm",
+      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
+}
+
+OZDGEMM_API void ZGEMM(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double* a, const int* lda,
+                       const double* b, const int* ldb, const double* beta, double* c,
+                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
+  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
+      "ZGEMM",
       {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
 }
 

@@ -132,4 +132,15 @@ cblas_dgemm_fn cpu_cblas_dgemm() noexcept {
   return f;
 }
 
+zgemm_fn cpu_zgemm() noexcept {
+  static const zgemm_fn f = reinterpret_cast<zgemm_fn>(cpu_blas_symbol("zgemm_"));
+  return f;
+}
+
+cblas_zgemm_fn cpu_cblas_zgemm() noexcept {
+  static const cblas_zgemm_fn f =
+      reinterpret_cast<cblas_zgemm_fn>(cpu_blas_symbol("cblas_zgemm", false));
+  return f;
+}
+
 }  // namespace ozdgemm::detail

@@ -26,14 +26,28 @@ using cblas_dgemm_fn = void (*)(int layout, int transa, int transb, int m, int n
                                 double alpha, const double* a, int lda, const double* b, int ldb,
                                 double beta, double* c, int ldc);
 
+// Fortran ZGEMM: as DGEMM, alpha and beta (and the matrices) COMPLEX*16, i.e. (re, im) pairs.
+using zgemm_fn = void (*)(const char* transa, const char* transb, const int* m, const int* n,
+                          const int* k, const double* alpha, const double* a, const int* lda,
+                          const double* b, const int* ldb, const double* beta, double* c,
+                          const int* ldc, std::size_t transa_len, std::size_t transb_len);
+
+// cblas_zgemm: alpha and beta by address.
+using cblas_zgemm_fn = void (*)(int layout, int transa, int transb, int m, int n, int k,
+                                const void* alpha, const void* a, int lda, const void* b, int ldb,
+                                const void* beta, void* c, int ldc);
+
 // The CPU BLAS definition of `name`, or nullptr if there is none (logged as an error, or at
 // info level when the caller has a way around it: `required` false). Thread-safe; never
 // throws.
 void* cpu_blas_symbol(const char* name, bool required = true) noexcept;
 
-// Typed accessors for the two routines the library intercepts (cached after the first call).
-// A CPU BLAS without CBLAS is legitimate: cblas_dgemm calls then go to its dgemm_.
+// Typed accessors for the routines the library intercepts (cached after the first call). A CPU
+// BLAS without CBLAS is legitimate: cblas_dgemm (cblas_zgemm) calls then go to its dgemm_
+// (zgemm_).
 dgemm_fn cpu_dgemm() noexcept;
 cblas_dgemm_fn cpu_cblas_dgemm() noexcept;
+zgemm_fn cpu_zgemm() noexcept;
+cblas_zgemm_fn cpu_cblas_zgemm() noexcept;
 
 }  // namespace ozdgemm::detail

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "api/dgemm_internal.hpp"
+#include "api/zgemm_internal.hpp"
 #include "api/status.hpp"
 #include "common/cublas_api.hpp"
 #include "core/gemm_problem.hpp"
@@ -34,23 +35,46 @@ F real(const char* name) {
   return reinterpret_cast<F>(resolve_next(name, kCublas));
 }
 
+// One intercepted call; T is double (DGEMM) or cuDoubleComplex (ZGEMM).
+template <class T>
 struct device_request {
   const char* entry;
   cublasHandle_t handle;
   cublasOperation_t ta, tb;
   int64_t m, n, k;
-  const double* alpha;
-  const double* a;
+  const T* alpha;
+  const T* a;
   int64_t lda;
-  const double* b;
+  const T* b;
   int64_t ldb;
-  const double* beta;
-  double* c;
+  const T* beta;
+  T* c;
   int64_t ldc;
 };
 
+// The engine entry of each element type.
+device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o) {
+  return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
+                      r.beta, r.c, r.ldc, o, false);
+}
+device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o) {
+  return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
+                      r.beta, r.c, r.ldc, o, false);
+}
+const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
+const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
+
+// The real problem the model prices: ZGEMM runs as one real GEMM of m x 2n x 2k (the embedding
+// of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to.
+struct model_shape {
+  int64_t m, n, k;
+};
+model_shape priced(const device_request<double>& r) { return {r.m, r.n, r.k}; }
+model_shape priced(const device_request<cuDoubleComplex>& r) { return {r.m, 2 * r.n, 2 * r.k}; }
+
 // Why emulation cannot serve this call at all, or nullptr.
-const char* unsupported(const device_request& r) {
+template <class T>
+const char* unsupported(const device_request<T>& r) {
   if (!cuda_usable_in_this_process()) return cuda_unusable_reason();  // touch no CUDA state
   if (r.handle == nullptr) return "null handle";
   if (r.m <= 0 || r.n <= 0 || r.k <= 0) return "empty or invalid sizes";
@@ -83,8 +107,10 @@ bool capturing(cublasHandle_t handle) {
 
 // Runs the emulation or `native()` (a callable forwarding the original call), and logs the
 // outcome once.
-template <class Native>
-cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
+// native_work: the native routine's time relative to the model's (cublasZgemm3m: 3/4).
+template <class T, class Native>
+cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
+                            double native_work = 1.0) noexcept {
   // The library's own native fallback (api/dgemm_internal.hpp) also comes through here.
   if (inside_interception() || in_native_fallback()) return native();
   interception_scope scope;
@@ -98,13 +124,15 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
     if (blocked == nullptr) {
       // The GPU of the call: whether the emulation runs on it, and its rates (measured on the
       // first call the model decides, unless the stream is being captured).
+      const model_shape sh = priced(r);
       const gpu_model& gpu = model_of_device(
           current_device(),
-          consults_model(*cfg, r.m, r.n, r.k) ? cfg->calibrate : calibrate_mode::off,
+          consults_model(*cfg, sh.m, sh.n, sh.k) ? cfg->calibrate : calibrate_mode::off,
           capturing(r.handle));
       rec.gpu = gpu.label.c_str();
       const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
-      rt = decide_route(*cfg, call_site::device, cannot, r.m, r.n, r.k, true, gpu.rates);
+      rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
+                        native_work);
     }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
@@ -114,10 +142,8 @@ cublasStatus_t serve_device(const device_request& r, Native&& native) noexcept {
       // What the engine did, kept apart from the status: guarded() returns early on a throw.
       int ran = 0;
       const char* not_emulated = nullptr;
-      const ozdgemm_status_t est = guarded("ozdgemm_dgemm", [&] {
-        const device_result d =
-            dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                         r.beta, r.c, r.ldc, api_options(*cfg), false);
+      const ozdgemm_status_t est = guarded(api_name(r), [&] {
+        const device_result d = run_device(r, api_options(*cfg));
         ran = d.s;
         not_emulated = d.not_emulated;
         return d.status;
@@ -175,13 +201,50 @@ bool op_from_char(char c, cublasOperation_t* op) {
   return true;
 }
 
-// cublasGemmEx serves FP64 only through the emulation: all types CUDA_R_64F, compute type
-// CUBLAS_COMPUTE_64F (not _PEDANTIC or _EMULATED_*), default algorithm.
-bool gemm_ex_is_plain_fp64(cudaDataType at, cudaDataType bt, cudaDataType ct,
-                           cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  return at == CUDA_R_64F && bt == CUDA_R_64F && ct == CUDA_R_64F &&
-         compute == CUBLAS_COMPUTE_64F &&
-         (algo == CUBLAS_GEMM_DEFAULT || algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+// cublasGemmEx is served for plain FP64 only: all types CUDA_R_64F (DGEMM) or all CUDA_C_64F
+// (ZGEMM), compute type CUBLAS_COMPUTE_64F (not _PEDANTIC or _EMULATED_*), default algorithm.
+enum class fp64_kind { none, real, complex };
+fp64_kind gemm_ex_fp64_kind(cudaDataType at, cudaDataType bt, cudaDataType ct,
+                            cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+  if (compute != CUBLAS_COMPUTE_64F ||
+      (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP) || at != bt ||
+      at != ct)
+    return fp64_kind::none;
+  return at == CUDA_R_64F ? fp64_kind::real : at == CUDA_C_64F ? fp64_kind::complex : fp64_kind::none;
+}
+
+// cublasGemmEx's untyped arguments as the typed request of its data type.
+template <class T, class Int>
+device_request<T> typed_request(const char* entry, cublasHandle_t h, cublasOperation_t ta,
+                                cublasOperation_t tb, Int m, Int n, Int k, const void* alpha,
+                                const void* a, Int lda, const void* b, Int ldb, const void* beta,
+                                void* c, Int ldc) {
+  return {entry, h, ta, tb, m, n, k, static_cast<const T*>(alpha), static_cast<const T*>(a), lda,
+          static_cast<const T*>(b), ldb, static_cast<const T*>(beta), static_cast<T*>(c), ldc};
+}
+
+// The typed cuBLAS GEMM routines (cublasDgemm_v2, cublasZgemm_v2, their _64 and 3m forms).
+template <class T, class Int>
+using gemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, Int, Int,
+                                   Int, const T*, const T*, Int, const T*, Int, const T*, T*, Int);
+
+// Native cublasZgemm3m does the work of three real products where cublasZgemm does four: the
+// model compares the emulation with that.
+constexpr double kGaussNativeWork = 0.75;
+
+// One typed hook: the request, and the real routine called with the same arguments.
+template <class T, class Int>
+cublasStatus_t serve_gemm(const char* entry, gemm_fn<T, Int> next, cublasHandle_t h,
+                          cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k,
+                          const T* alpha, const T* a, Int lda, const T* b, Int ldb, const T* beta,
+                          T* c, Int ldc, double native_work = 1.0) noexcept {
+  return serve_device(
+      device_request<T>{entry, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc},
+      [&] {
+        return next ? next(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+                    : CUBLAS_STATUS_NOT_SUPPORTED;
+      },
+      native_work);
 }
 
 }  // namespace
@@ -203,17 +266,9 @@ OZDGEMM_API cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation
                                           const double* alpha, const double* A, int lda,
                                           const double* B, int ldb, const double* beta,
                                           double* C, int ldc) noexcept {
-  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                int, const double*, const double*, int, const double*, int,
-                                const double*, double*, int);
-  static const fn next = real<fn>("cublasDgemm_v2");
-  return serve_device({"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                       beta, C, ldc},
-                      [&] {
-                        return next ? next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                           beta, C, ldc)
-                                    : CUBLAS_STATUS_NOT_SUPPORTED;
-                      });
+  static const auto next = real<gemm_fn<double, int>>("cublasDgemm_v2");
+  return serve_gemm("cublasDgemm_v2", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc);
 }
 
 OZDGEMM_API cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -221,17 +276,57 @@ OZDGEMM_API cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperat
                                              int64_t k, const double* alpha, const double* A,
                                              int64_t lda, const double* B, int64_t ldb,
                                              const double* beta, double* C, int64_t ldc) noexcept {
-  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
-                                int64_t, int64_t, const double*, const double*, int64_t,
-                                const double*, int64_t, const double*, double*, int64_t);
-  static const fn next = real<fn>("cublasDgemm_v2_64");
-  return serve_device({"cublasDgemm_v2_64", handle, transa, transb, m, n, k, alpha, A, lda, B,
-                       ldb, beta, C, ldc},
-                      [&] {
-                        return next ? next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                           beta, C, ldc)
-                                    : CUBLAS_STATUS_NOT_SUPPORTED;
-                      });
+  static const auto next = real<gemm_fn<double, int64_t>>("cublasDgemm_v2_64");
+  return serve_gemm("cublasDgemm_v2_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc);
+}
+
+// Complex: ops N, T and C (conjugate transpose). cublasZgemm3m is served by the same emulation;
+// its native routine (Gauss's three real products) is what the model compares with.
+OZDGEMM_API cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const cuDoubleComplex* alpha, const cuDoubleComplex* A,
+                                          int lda, const cuDoubleComplex* B, int ldb,
+                                          const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                          int ldc) noexcept {
+  static const auto next = real<gemm_fn<cuDoubleComplex, int>>("cublasZgemm_v2");
+  return serve_gemm("cublasZgemm_v2", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc);
+}
+
+OZDGEMM_API cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                             cublasOperation_t transb, int64_t m, int64_t n,
+                                             int64_t k, const cuDoubleComplex* alpha,
+                                             const cuDoubleComplex* A, int64_t lda,
+                                             const cuDoubleComplex* B, int64_t ldb,
+                                             const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                             int64_t ldc) noexcept {
+  static const auto next = real<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm_v2_64");
+  return serve_gemm("cublasZgemm_v2_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc);
+}
+
+OZDGEMM_API cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         const cuDoubleComplex* alpha, const cuDoubleComplex* A,
+                                         int lda, const cuDoubleComplex* B, int ldb,
+                                         const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                         int ldc) noexcept {
+  static const auto next = real<gemm_fn<cuDoubleComplex, int>>("cublasZgemm3m");
+  return serve_gemm("cublasZgemm3m", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc, kGaussNativeWork);
+}
+
+OZDGEMM_API cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOperation_t transa,
+                                            cublasOperation_t transb, int64_t m, int64_t n,
+                                            int64_t k, const cuDoubleComplex* alpha,
+                                            const cuDoubleComplex* A, int64_t lda,
+                                            const cuDoubleComplex* B, int64_t ldb,
+                                            const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                            int64_t ldc) noexcept {
+  static const auto next = real<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm3m_64");
+  return serve_gemm("cublasZgemm3m_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
+                    ldb, beta, C, ldc, kGaussNativeWork);
 }
 
 OZDGEMM_API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -251,12 +346,18 @@ OZDGEMM_API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t
                        C, Ctype, ldc, computeType, algo)
                 : CUBLAS_STATUS_NOT_SUPPORTED;
   };
-  if (!gemm_ex_is_plain_fp64(Atype, Btype, Ctype, computeType, algo)) return native();
-  return serve_device({"cublasGemmEx", handle, transa, transb, m, n, k,
-                       static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
-                       static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
-                       static_cast<double*>(C), ldc},
-                      native);
+  switch (gemm_ex_fp64_kind(Atype, Btype, Ctype, computeType, algo)) {
+    case fp64_kind::real:
+      return serve_device(typed_request<double>("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A,
+                                                lda, B, ldb, beta, C, ldc),
+                          native);
+    case fp64_kind::complex:
+      return serve_device(typed_request<cuDoubleComplex>("cublasGemmEx", handle, transa, transb, m, n, k,
+                                                         alpha, A, lda, B, ldb, beta, C, ldc),
+                          native);
+    case fp64_kind::none: break;
+  }
+  return native();
 }
 
 OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -277,12 +378,18 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
                        C, Ctype, ldc, computeType, algo)
                 : CUBLAS_STATUS_NOT_SUPPORTED;
   };
-  if (!gemm_ex_is_plain_fp64(Atype, Btype, Ctype, computeType, algo)) return native();
-  return serve_device({"cublasGemmEx_64", handle, transa, transb, m, n, k,
-                       static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
-                       static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
-                       static_cast<double*>(C), ldc},
-                      native);
+  switch (gemm_ex_fp64_kind(Atype, Btype, Ctype, computeType, algo)) {
+    case fp64_kind::real:
+      return serve_device(typed_request<double>("cublasGemmEx_64", handle, transa, transb, m, n, k, alpha, A,
+                                                lda, B, ldb, beta, C, ldc),
+                          native);
+    case fp64_kind::complex:
+      return serve_device(typed_request<cuDoubleComplex>("cublasGemmEx_64", handle, transa, transb, m, n, k,
+                                                         alpha, A, lda, B, ldb, beta, C, ldc),
+                          native);
+    case fp64_kind::none: break;
+  }
+  return native();
 }
 
 // Releases what the library cached for the handle, then destroys it.
@@ -329,7 +436,9 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
   std::lock_guard<std::mutex> lock(legacy_mutex);
   if (h != nullptr && cublas_set_stream(h, legacy_stream.load()) != CUBLAS_STATUS_SUCCESS)
     h = nullptr;
-  serve_device({"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc}, native);
+  serve_device(device_request<double>{"cublasDgemm", h, ta, tb, m, n, k, &alpha, A, lda, B, ldb,
+                                      &beta, C, ldc},
+               native);
 }
 
 // Legacy cublas.h: sets the stream of later handle-less calls. Forwarded unchanged; on success

@@ -6,10 +6,9 @@
 #include "reference/host_reference.hpp"
 
 namespace ozdgemm::detail {
-namespace {
 
-// C = beta C, or C = alpha T + beta C, by the kernels' epilogue (t null: alpha == 0).
-void epilogue(const complex_problem& p, const double* t, complex_value alpha, complex_value beta) {
+void complex_epilogue_on_host(const complex_problem& p, const double* t, complex_value alpha,
+                              complex_value beta) {
   for (int64_t j = 0; j < p.n; ++j)
     for (int64_t i = 0; i < p.m; ++i) {
       double* c = p.c + 2 * (j * p.ldc + i);
@@ -20,8 +19,6 @@ void epilogue(const complex_problem& p, const double* t, complex_value alpha, co
       c[1] = r.im;
     }
 }
-
-}  // namespace
 
 host_embedding embed_on_host(const complex_problem& p) {
   host_embedding e;
@@ -56,7 +53,7 @@ int reference_zgemm(const complex_problem& p, complex_value alpha, complex_value
   const int trivial_s = moduli.is_fixed() ? moduli.count() : kMinModuli;
   if (p.m == 0 || p.n == 0) return trivial_s;
   if (p.k == 0 || is_zero(alpha)) {
-    epilogue(p, nullptr, complex_value{0.0, 0.0}, beta);
+    complex_epilogue_on_host(p, nullptr, complex_value{0.0, 0.0}, beta);
     return trivial_s;
   }
   host_embedding e = embed_on_host(p);
@@ -70,7 +67,7 @@ int reference_zgemm(const complex_problem& p, complex_value alpha, complex_value
     reference_dgemm(e.real, 1.0, 0.0, moduli.count(), mode);
     s = moduli.count();
   }
-  epilogue(p, e.t.data(), alpha, beta);
+  complex_epilogue_on_host(p, e.t.data(), alpha, beta);
   return s;
 }
 

@@ -24,6 +24,11 @@ struct host_embedding {
 };
 host_embedding embed_on_host(const complex_problem& p);
 
+// C = beta C, or C = alpha T + beta C (T as embedded_problem lays it out), by the kernels'
+// epilogue element by element (t null: alpha == 0). The host path's ZGEMM ends with it too.
+void complex_epilogue_on_host(const complex_problem& p, const double* t, complex_value alpha,
+                              complex_value beta);
+
 // Bytes of scratch reference_zgemm allocates with s moduli (the packs, T and the real
 // reference's scratch for (m, 2n, 2k)); false when that overflows.
 bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes);
