@@ -1,4 +1,5 @@
-"""PyTorch and CuPy float64 matmul on CUDA, meant to run under LD_PRELOAD=libozdgemm.so.
+"""PyTorch and CuPy float64 and complex128 matmul on CUDA, meant to run under
+LD_PRELOAD=libozdgemm.so (complex at n = 1536, so that the log tells the two apart).
 
 Prints, for each framework, the size, the max error relative to (|A||B|) against NumPy's
 float64 product computed on the CPU, and whether the run worked. The caller reads the library's
@@ -14,14 +15,21 @@ except ImportError:
     sys.exit(77)
 
 
-def check(name, matmul, n=2048):
+def check(name, matmul, n=2048, complex_data=False):
     rng = np.random.default_rng(1)
-    a = rng.standard_normal((n, n)) * np.exp(0.5 * rng.standard_normal((n, n)))
-    b = rng.standard_normal((n, n))
+
+    def draw():
+        x = rng.standard_normal((n, n)) * np.exp(0.5 * rng.standard_normal((n, n)))
+        return x + 1j * rng.standard_normal((n, n)) if complex_data else x
+
+    a = draw()
+    b = draw()
     ref = a @ b
     got = matmul(a, b)
     err = np.max(np.abs(got - ref) / (np.abs(a) @ np.abs(b)))
     ok = bool(err < 1e-13)
+    if complex_data:
+        name += " complex128"
     print(f"{name}: n={n} max |C-R|/(|A||B|) = {err:.3e} {'ok' if ok else 'FAIL'}", flush=True)
     return ok
 
@@ -57,6 +65,7 @@ for name, fn in (("torch", torch_matmul), ("cupy", cupy_matmul)):
         continue
     try:
         results.append(check(name, fn))
+        results.append(check(name, fn, n=1536, complex_data=True))
     except Exception as e:  # report, do not hide
         print(f"{name}: error {type(e).__name__}: {e}", flush=True)
         results.append(False)
