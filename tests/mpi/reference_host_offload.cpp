@@ -3,7 +3,8 @@
 // arithmetic (ozdgemm_dgemm_reference), which is bit-identical to what the GPU computes for the
 // same operands and settings. Linked with the real hooks into libozdgemm_reference_offload.so,
 // it lets CI run the ScaLAPACK test with the numbers an emulating GPU would produce. Trivial
-// calls are declined as the real host path declines them.
+// calls are declined as the real host path declines them; an embedded call (ZGEMM) is built,
+// run by the reference and finished.
 #include <chrono>
 
 #include "dispatch/call_log.hpp"
@@ -13,17 +14,27 @@
 
 namespace ozdgemm::detail {
 
-host_offload_result try_host_offload(const host_gemm& g, const char* entry) noexcept {
+host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
+                                     host_embedded_call* embedded) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
-  if (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0) {
-    log_call({entry, g.m, g.n, g.k, outcome::native, "trivial call", 0, 0, 0, 0});
+  if (priced.m == 0 || priced.n == 0 || priced.k == 0 || priced.alpha == 0.0) {
+    log_call({entry, priced.m, priced.n, priced.k, outcome::native, "trivial call", 0, 0, 0, 0});
     return {};
   }
+  host_gemm built{};
+  try {
+    if (embedded != nullptr) built = embedded->build();
+  } catch (...) {
+    log_call({entry, priced.m, priced.n, priced.k, outcome::fallback, "build failed", 0, 0, 0, 0});
+    return {};
+  }
+  const host_gemm& g = embedded != nullptr ? built : priced;
   const config& cfg = settings();
   const ozdgemm_options_t opts = api_options(cfg);
   const ozdgemm_status_t st =
       ozdgemm_dgemm_reference(g.opa == op_kind::n ? 'N' : 'T', g.opb == op_kind::n ? 'N' : 'T', g.m,
                               g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc, opts);
+  if (st == OZDGEMM_STATUS_SUCCESS && embedded != nullptr) embedded->finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (st != OZDGEMM_STATUS_SUCCESS) {
