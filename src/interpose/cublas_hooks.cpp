@@ -247,6 +247,40 @@ cublasStatus_t serve_gemm(const char* entry, gemm_fn<T, Int> next, cublasHandle_
       native_work);
 }
 
+// cublasGemmEx and cublasGemmEx_64: plain FP64 real or complex calls as the typed request,
+// anything else forwarded unchanged.
+template <class Int>
+using gemm_ex_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, Int,
+                                      Int, Int, const void*, const void*, cudaDataType, Int,
+                                      const void*, cudaDataType, Int, const void*, void*,
+                                      cudaDataType, Int, cublasComputeType_t, cublasGemmAlgo_t);
+
+template <class Int>
+cublasStatus_t serve_gemm_ex(const char* entry, gemm_ex_fn<Int> next, cublasHandle_t h,
+                             cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k,
+                             const void* alpha, const void* a, cudaDataType at, Int lda,
+                             const void* b, cudaDataType bt, Int ldb, const void* beta, void* c,
+                             cudaDataType ct, Int ldc, cublasComputeType_t compute,
+                             cublasGemmAlgo_t algo) noexcept {
+  auto native = [&] {
+    return next ? next(h, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc,
+                       compute, algo)
+                : CUBLAS_STATUS_NOT_SUPPORTED;
+  };
+  switch (gemm_ex_fp64_kind(at, bt, ct, compute, algo)) {
+    case fp64_kind::real:
+      return serve_device(
+          typed_request<double>(entry, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
+          native);
+    case fp64_kind::complex:
+      return serve_device(typed_request<cuDoubleComplex>(entry, h, ta, tb, m, n, k, alpha, a, lda,
+                                                         b, ldb, beta, c, ldc),
+                          native);
+    case fp64_kind::none: break;
+  }
+  return native();
+}
+
 }  // namespace
 }  // namespace ozdgemm::detail
 
@@ -336,28 +370,9 @@ OZDGEMM_API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t
                                         const void* beta, void* C, cudaDataType Ctype, int ldc,
                                         cublasComputeType_t computeType,
                                         cublasGemmAlgo_t algo) noexcept {
-  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                int, const void*, const void*, cudaDataType, int, const void*,
-                                cudaDataType, int, const void*, void*, cudaDataType, int,
-                                cublasComputeType_t, cublasGemmAlgo_t);
-  static const fn next = real<fn>("cublasGemmEx");
-  auto native = [&] {
-    return next ? next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
-                       C, Ctype, ldc, computeType, algo)
-                : CUBLAS_STATUS_NOT_SUPPORTED;
-  };
-  switch (gemm_ex_fp64_kind(Atype, Btype, Ctype, computeType, algo)) {
-    case fp64_kind::real:
-      return serve_device(typed_request<double>("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A,
-                                                lda, B, ldb, beta, C, ldc),
-                          native);
-    case fp64_kind::complex:
-      return serve_device(typed_request<cuDoubleComplex>("cublasGemmEx", handle, transa, transb, m, n, k,
-                                                         alpha, A, lda, B, ldb, beta, C, ldc),
-                          native);
-    case fp64_kind::none: break;
-  }
-  return native();
+  static const auto next = real<gemm_ex_fn<int>>("cublasGemmEx");
+  return serve_gemm_ex("cublasGemmEx", next, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
+                       B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -368,28 +383,9 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
                                            void* C, cudaDataType Ctype, int64_t ldc,
                                            cublasComputeType_t computeType,
                                            cublasGemmAlgo_t algo) noexcept {
-  using fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
-                                int64_t, int64_t, const void*, const void*, cudaDataType, int64_t,
-                                const void*, cudaDataType, int64_t, const void*, void*,
-                                cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t);
-  static const fn next = real<fn>("cublasGemmEx_64");
-  auto native = [&] {
-    return next ? next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
-                       C, Ctype, ldc, computeType, algo)
-                : CUBLAS_STATUS_NOT_SUPPORTED;
-  };
-  switch (gemm_ex_fp64_kind(Atype, Btype, Ctype, computeType, algo)) {
-    case fp64_kind::real:
-      return serve_device(typed_request<double>("cublasGemmEx_64", handle, transa, transb, m, n, k, alpha, A,
-                                                lda, B, ldb, beta, C, ldc),
-                          native);
-    case fp64_kind::complex:
-      return serve_device(typed_request<cuDoubleComplex>("cublasGemmEx_64", handle, transa, transb, m, n, k,
-                                                         alpha, A, lda, B, ldb, beta, C, ldc),
-                          native);
-    case fp64_kind::none: break;
-  }
-  return native();
+  static const auto next = real<gemm_ex_fn<int64_t>>("cublasGemmEx_64");
+  return serve_gemm_ex("cublasGemmEx_64", next, handle, transa, transb, m, n, k, alpha, A, Atype,
+                       lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 // Releases what the library cached for the handle, then destroys it.
