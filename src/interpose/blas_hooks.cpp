@@ -298,16 +298,13 @@ void forward_zgemm(const char* entry, const cblas_zargs& x) noexcept {
   complex_problem p{};
   complex_value alpha{}, beta{};
   if (real != nullptr && to_complex_problem(x, &p, &alpha, &beta)) {
-    const bool row = x.layout == kCblasRowMajor;
-    const int ta = row ? x.transb : x.transa, tb = row ? x.transa : x.transb;
-    const char fa = ta == 111 ? 'N' : ta == 112 ? 'T' : 'C', fb = tb == 111 ? 'N' : tb == 112 ? 'T' : 'C';
-    const int m = row ? x.n : x.m, n = row ? x.m : x.n, lda = row ? x.ldb : x.lda,
-              ldb = row ? x.lda : x.ldb;
-    const void* a = row ? x.b : x.a;
-    const void* b = row ? x.a : x.b;
-    real(&fa, &fb, &m, &n, &x.k, static_cast<const double*>(x.alpha),
-         static_cast<const double*>(a), &lda, static_cast<const double*>(b), &ldb,
-         static_cast<const double*>(x.beta), static_cast<double*>(x.c), &x.ldc, 1, 1);
+    // The column-major call to_complex_problem made of it (row-major already swapped).
+    const char ta = !p.a.k_contiguous ? 'N' : p.a.conjugate ? 'C' : 'T';
+    const char tb = p.b.k_contiguous ? 'N' : p.b.conjugate ? 'C' : 'T';
+    const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+    const int lda = static_cast<int>(p.a.ld), ldb = static_cast<int>(p.b.ld);
+    real(&ta, &tb, &m, &n, &k, static_cast<const double*>(x.alpha), p.a.ptr, &lda, p.b.ptr, &ldb,
+         static_cast<const double*>(x.beta), p.c, &x.ldc, 1, 1);
     return;
   }
   try {
