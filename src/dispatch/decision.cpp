@@ -12,8 +12,8 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work) {
   if (blocked != nullptr) return {false, blocked, {0.0, 0.0}};
   prediction p = site == call_site::device
-                           ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates)
-                           : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
+                     ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates)
+                     : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
   p.native_ms *= native_work;
   switch (cfg.mode) {
     case run_mode::native: return {false, "OZDGEMM_MODE=native", p};
