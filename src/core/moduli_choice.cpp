@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/auto_ratio.hpp"
+#include "core/count_search.hpp"
 #include "core/moduli.hpp"
 
 namespace ozdgemm::detail {
@@ -65,44 +66,22 @@ double target_bound(const accuracy_target& t, int64_t k) {
 
 moduli_choice choose_moduli(const accuracy_target& t, int64_t k,
                             const std::function<double(int)>& eps_of_s) {
+  const bool relative = t.kind == accuracy_kind::max;
+  const double native = target_bound(accuracy_target{}, k);
+  const count_search r = search_count(target_bound(t, k), relative, native, eps_of_s);
   moduli_choice c;
-  const double eps_max = eps_of_s(kMaxModuli);
-  c.target = target_bound(t, k);
-  if (t.kind == accuracy_kind::max) {
-    const double native = target_bound(accuracy_target{}, k);
-    if (eps_max > native) {
-      c.predicted = eps_max;
-      c.target = native;
-      std::ostringstream os;
-      os << "predicted error " << eps_max << " at s = 20 exceeds native DGEMM's " << native;
-      c.why = os.str();
-      return c;
-    }
-    c.target = std::max(c.target, eps_max);
-  }
-  if (!(eps_max <= c.target)) {
-    c.predicted = eps_max;
+  c.s = r.s;
+  c.predicted = r.eps;
+  c.target = r.bound;
+  if (r.s == 0) {
     std::ostringstream os;
-    os << "predicted error " << eps_max << " at s = 20 exceeds the target ("
-       << accuracy_target_name(t) << ": " << c.target << ")";
+    if (r.over_native)
+      os << "predicted error " << r.eps << " at s = 20 exceeds native DGEMM's " << native;
+    else
+      os << "predicted error " << r.eps << " at s = 20 exceeds the target ("
+         << accuracy_target_name(t) << ": " << r.bound << ")";
     c.why = os.str();
-    return c;
   }
-  // eps is non-increasing in s: bisect for the smallest s that meets the target.
-  int lo = kMinModuli, hi = kMaxModuli;  // eps(hi) <= target
-  double eps_hi = eps_max;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    const double e = eps_of_s(mid);
-    if (e <= c.target) {
-      hi = mid;
-      eps_hi = e;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  c.s = hi;
-  c.predicted = eps_hi;
   return c;
 }
 
