@@ -22,9 +22,9 @@ constexpr int kCrtThreads = 128;
 // the host reference (core/crt.hpp); the residues here are only reduced to [0, 2 m_t), the
 // reference's to [0, m_t), and the result is a function of X alone, so the bits are the same.
 template <int S>
-__global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_args args,
-                                                          modulus_table tb, scalar_arg alpha_arg,
-                                                          scalar_arg beta_arg) {
+__device__ __forceinline__ void crt_rows(const gemm_problem& p, const crt_args& args,
+                                         const modulus_table& tb, scalar_arg alpha_arg,
+                                         scalar_arg beta_arg) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kCrtThreads + threadIdx.x;
   if (i >= p.m) return;
   const double alpha = alpha_arg.get(), beta = beta_arg.get();
@@ -50,6 +50,38 @@ __global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_ar
     }
     *c = apply_alpha_beta(v, alpha, beta, c);
   }
+}
+
+template <int S>
+__global__ void __launch_bounds__(kCrtThreads) crt_kernel(gemm_problem p, crt_args args,
+                                                          modulus_table tb, scalar_arg alpha_arg,
+                                                          scalar_arg beta_arg) {
+  crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
+}
+
+// The tables of every s for the count chosen on the GPU, which the launch cannot pass by value
+// (the host does not know s): entry s - kMinModuli, uploaded once per device
+// (upload_chosen_tables). Read with a uniform s, as the parameter bank is.
+__constant__ modulus_table chosen_tables[kMaxModuli - kMinModuli + 1];
+
+template <int... I>
+__device__ __forceinline__ void crt_rows_for(int s, const gemm_problem& p, const crt_args& args,
+                                             scalar_arg alpha, scalar_arg beta,
+                                             std::integer_sequence<int, I...>) {
+  // One branch per count: the one whose S equals s runs, with its table from the constant bank.
+  ((s == kMinModuli + I ? crt_rows<kMinModuli + I>(p, args, chosen_tables[I], alpha, beta)
+                        : void()),
+   ...);
+}
+
+__global__ void __launch_bounds__(kCrtThreads) chosen_crt_kernel(gemm_problem p, crt_args args,
+                                                                 const int* chosen,
+                                                                 scalar_arg alpha_arg,
+                                                                 scalar_arg beta_arg) {
+  const int s = *chosen;
+  if (s < kMinModuli) return;  // 0: native DGEMM writes C
+  crt_rows_for(s, p, args, alpha_arg, beta_arg,
+               std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
 }
 
 using crt_launcher = void (*)(dim3, cudaStream_t, const gemm_problem&, const crt_args&,
@@ -96,6 +128,20 @@ void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table
   const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
   kCrtLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
+}
+
+cudaError_t upload_chosen_tables(cudaStream_t stream) {
+  modulus_table all[kMaxModuli - kMinModuli + 1];
+  for (int s = kMinModuli; s <= kMaxModuli; ++s) all[s - kMinModuli] = moduli_for(s);
+  const cudaError_t e =
+      cudaMemcpyToSymbolAsync(chosen_tables, all, sizeof all, 0, cudaMemcpyHostToDevice, stream);
+  return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
+}
+
+void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
+                       scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
+  const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
+  chosen_crt_kernel<<<grid, kCrtThreads, 0, stream>>>(p, args, chosen, alpha, beta);
 }
 
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream) {

@@ -28,6 +28,13 @@ struct crt_args {
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
 
+// The same for the moduli count chosen on the GPU (*chosen; 0 leaves C alone: native DGEMM
+// writes it), with the tables upload_chosen_tables put on the current device (before the first
+// such launch; it waits for `stream`, so never under stream capture).
+void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
+                       scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
+cudaError_t upload_chosen_tables(cudaStream_t stream);
+
 // prod[t][...] <- prod[t][...] mod m_t (in [0, m_t)), before the next k-block accumulates.
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream);
 

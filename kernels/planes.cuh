@@ -37,11 +37,15 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 //                                                   uint32_t (&w)[2]) const;
 //          plane t's 8 bytes; First: t == 0, known at compile time (plane 0 is written before
 //          the loop over the others, so neither path branches on t)
+// nplanes_dev (may be null): the plane count in device memory, read in place of nplanes (a count
+// chosen on the GPU, engine/gpu_choice.hpp); 0 writes nothing.
 template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                       int64_t plane_size, const double* alpha_dev, Gen gen, int nplanes,
-                      int8_t* out) {
+                      const int* nplanes_dev, int8_t* out) {
+  if (nplanes_dev != nullptr) nplanes = *nplanes_dev;
+  if (nplanes == 0) return;  // uniform: before any barrier
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
   // 32 vectors) and the run reads (8 vectors x 2 runs per half-warp) are free of bank
   // conflicts.
@@ -122,14 +126,14 @@ __global__ void __launch_bounds__(kTileThreads, 2)
 template <class Gen>
 void launch_plane_tiles(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                         const double* alpha_dev, const Gen& gen, int nplanes, int8_t* out,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const int* nplanes_dev = nullptr) {
   const dim3 grid(grid_dim(k_pad, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
   if (x.k_contiguous)
     plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(
-        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, out);
+        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev, out);
   else
     plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(
-        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, out);
+        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev, out);
 }
 
 }  // namespace ozdgemm::detail

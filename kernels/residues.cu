@@ -7,14 +7,22 @@
 namespace ozdgemm::detail {
 namespace {
 
+// Chosen: the moduli count is the one chosen on the GPU (*chosen), whose rounding is bit s of
+// nearest_mask; the table's constants of plane t do not depend on s (s uses the first s moduli).
+template <bool Chosen>
 struct residue_gen {
   using vec = int;  // the vector's exponent
   using state = signed_chunks;
   const int* exps;
   residue_table rt;
-  bool nearest;  // rounds_to_nearest(tb, k)
+  bool nearest;            // rounds_to_nearest(tb, k)
+  const int* chosen;       // Chosen only
+  uint32_t nearest_mask;   // Chosen only
   __device__ vec vector(int64_t v) const { return exps[v]; }
-  __device__ state prepare(double x, int e) const { return signed_scale_to_int(x, e, nearest); }
+  __device__ state prepare(double x, int e) const {
+    const bool rn = Chosen ? ((nearest_mask >> *chosen) & 1u) != 0 : nearest;
+    return signed_scale_to_int(x, e, rn);
+  }
   __device__ bool narrow(const state& st) const { return st.c[3] == 0; }  // |V| < 2^60
   template <bool Narrow, bool First>
   __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[2]) const {
@@ -40,7 +48,16 @@ struct residue_gen {
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream) {
   launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
-                     residue_gen{exps, make_residue_table(tb), nearest}, tb.s, planes, stream);
+                     residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0}, tb.s,
+                     planes, stream);
+}
+
+void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,
+                            uint32_t nearest_mask, int8_t* planes, cudaStream_t stream) {
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
+                     residue_gen<true>{exps, make_residue_table(moduli_for(kMaxModuli)), false,
+                                       chosen, nearest_mask},
+                     kMaxModuli, planes, stream, chosen);
 }
 
 }  // namespace ozdgemm::detail

@@ -16,4 +16,9 @@ namespace ozdgemm::detail {
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream);
 
+// The same for the moduli count chosen on the GPU (*chosen; 0 writes nothing), rounded to
+// nearest when bit s of nearest_mask is set.
+void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,
+                            uint32_t nearest_mask, int8_t* planes, cudaStream_t stream);
+
 }  // namespace ozdgemm::detail

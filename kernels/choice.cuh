@@ -1,0 +1,34 @@
+// Launchers of the moduli count chosen on the GPU (engine/gpu_choice.hpp): the chooser kernel,
+// which writes the certified count s (0: no s <= 20 serves, native DGEMM runs) where the rest of
+// the call reads it; the exponents of that s; and the kernels that set a CUDA graph conditional
+// node's value from it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ozdgemm::detail {
+
+// s -> *chosen from the certified ratios `worst` ([kMaxModuli + 1] double bits, the ratio of s
+// at index s) by search_count (core/count_search.hpp) with the chooser's bounds. `tally`
+// (optional, [kMaxModuli + 1]): ++tally[s], the exit summary's histogram.
+struct choose_args {
+  const unsigned long long* worst;
+  double target, native;
+  bool relative_to_max;
+  int* chosen;
+  unsigned long long* tally;
+};
+void launch_choose(const choose_args& a, cudaStream_t stream);
+
+// exp[v] = exps_all[(s - kMinModuli) nvec + v] for the chosen s; nothing when s == 0.
+void launch_select_exponents(const int* exps_all, int64_t nvec, const int* chosen, int* exp,
+                             cudaStream_t stream);
+
+// The value of a conditional node: SWITCH on s (body s runs), or IF s == 0 (native DGEMM).
+enum class chosen_condition { count, native };
+void launch_set_condition(cudaGraphConditionalHandle handle, const int* chosen,
+                          chosen_condition condition, cudaStream_t stream);
+
+}  // namespace ozdgemm::detail
