@@ -32,7 +32,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
-                           ozdgemm_options_t options, bool run_native) {
+                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu) {
   device_result r;
   auto fail = [&](ozdgemm_status_t st) {
     r.status = st;
@@ -53,6 +53,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   device_gemm call{p, {}, {}, args.moduli, to_mode(options.scaling), nullptr, nullptr, nullptr};
   call.target = args.target;
   call.int8_gemm = int8_gemm_backend::setting;
+  call.choose_on_gpu = choose_on_gpu;
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
   size_t ws_bytes = 0;
@@ -97,7 +98,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperatio
                                            ozdgemm_options_t options) {
   return guarded("ozdgemm_dgemm", [&]() -> ozdgemm_status_t {
     return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true)
+                        options, true, true)
         .status;
   });
 }
@@ -110,7 +111,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOpera
                                               ozdgemm_options_t options, int* num_moduli_used) {
   return reporting_moduli("ozdgemm_dgemm_ex", num_moduli_used, [&] {
     return dgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true);
+                        options, true, false);
   });
 }
 

@@ -30,11 +30,15 @@ struct device_result {
 // cublasDgemm) must run native DGEMM itself. A refused workspace is logged at warn only with
 // run_native (the interposer logs its own decision line). Throws on failure (the C entry
 // points map it to a status).
+// choose_on_gpu: a certified count is chosen on the GPU (engine/gpu_choice.hpp): no host
+// synchronisation, s = kChosenOnGpu in the result, and a call that no s serves runs native DGEMM
+// inside the call (on the library's private handle) whatever run_native says. Without it the
+// host chooses after one synchronisation and learns s (ozdgemm_dgemm_ex reports it).
 device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
-                           ozdgemm_options_t options, bool run_native);
+                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu);
 
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.

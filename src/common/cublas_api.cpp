@@ -20,6 +20,8 @@ struct entry_points {
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasGetStream_v2) get_stream = nullptr;
   decltype(&cublasGetPointerMode_v2) get_pointer_mode = nullptr;
+  decltype(&cublasSetPointerMode_v2) set_pointer_mode = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
   decltype(&cublasGetMathMode) get_math_mode = nullptr;
   gemm_strided_batched_ex_fn gemm_strided_batched_ex = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
@@ -42,6 +44,8 @@ const entry_points* table() noexcept {
         kCublas.resolve(library, "cublasSetStream_v2", &t.set_stream) &&
         kCublas.resolve(library, "cublasGetStream_v2", &t.get_stream) &&
         kCublas.resolve(library, "cublasGetPointerMode_v2", &t.get_pointer_mode) &&
+        kCublas.resolve(library, "cublasSetPointerMode_v2", &t.set_pointer_mode) &&
+        kCublas.resolve(library, "cublasSetWorkspace_v2", &t.set_workspace) &&
         kCublas.resolve(library, "cublasGetMathMode", &t.get_math_mode) &&
         kCublas.resolve(library, "cublasGemmStridedBatchedEx", &t.gemm_strided_batched_ex) &&
         kCublas.resolve(library, "cublasGetStatusString", &t.status_string) &&
@@ -81,6 +85,16 @@ cublasStatus_t cublas_get_stream(cublasHandle_t handle, cudaStream_t* stream) no
 cublasStatus_t cublas_get_pointer_mode(cublasHandle_t handle, cublasPointerMode_t* mode) noexcept {
   const entry_points* t = table();
   return t != nullptr ? t->get_pointer_mode(handle, mode) : kUnavailable;
+}
+
+cublasStatus_t cublas_set_pointer_mode(cublasHandle_t handle, cublasPointerMode_t mode) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->set_pointer_mode(handle, mode) : kUnavailable;
+}
+
+cublasStatus_t cublas_set_workspace(cublasHandle_t handle, void* workspace, size_t bytes) noexcept {
+  const entry_points* t = table();
+  return t != nullptr ? t->set_workspace(handle, workspace, bytes) : kUnavailable;
 }
 
 cublasStatus_t cublas_get_math_mode(cublasHandle_t handle, cublasMath_t* mode) noexcept {

@@ -28,6 +28,8 @@ cublasStatus_t cublas_destroy(cublasHandle_t handle) noexcept;
 cublasStatus_t cublas_set_stream(cublasHandle_t handle, cudaStream_t stream) noexcept;
 cublasStatus_t cublas_get_stream(cublasHandle_t handle, cudaStream_t* stream) noexcept;
 cublasStatus_t cublas_get_pointer_mode(cublasHandle_t handle, cublasPointerMode_t* mode) noexcept;
+cublasStatus_t cublas_set_pointer_mode(cublasHandle_t handle, cublasPointerMode_t mode) noexcept;
+cublasStatus_t cublas_set_workspace(cublasHandle_t handle, void* workspace, size_t bytes) noexcept;
 cublasStatus_t cublas_get_math_mode(cublasHandle_t handle, cublasMath_t* mode) noexcept;
 cublasStatus_t cublas_gemm_strided_batched_ex(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,

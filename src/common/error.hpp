@@ -44,10 +44,12 @@ inline bool is_allocation_failure(const std::exception& e) noexcept {
 
 }  // namespace ozdgemm
 
+// A failure is also cleared from the runtime's last error (a sticky one stays), so that the next
+// call's launch checks do not report it as theirs.
 #define OZDGEMM_CUDA_TRY(call)                                                                   \
   do {                                                                                           \
     const cudaError_t ozdgemm_err_ = (call);                                                     \
-    if (ozdgemm_err_ != cudaSuccess)                                                             \
+    if (ozdgemm_err_ != cudaSuccess && (static_cast<void>(cudaGetLastError()), true))           \
       throw ::ozdgemm::cuda_error(ozdgemm_err_,                                                  \
                                   ::ozdgemm::detail::error_location(                             \
                                       __FILE__, __LINE__, #call, cudaGetErrorString(ozdgemm_err_))); \
@@ -74,10 +76,12 @@ inline bool is_allocation_failure(const std::exception& e) noexcept {
   } while (0)
 
 // For destructors and cleanup: never throws; a runtime that is already unloading at process
-// exit (cudaErrorCudartUnloading) is expected and stays silent.
+// exit (cudaErrorCudartUnloading) is expected and stays silent. The error is cleared from the
+// runtime's last error, so that the next call's launch checks do not report it as theirs.
 #define OZDGEMM_CUDA_TRY_NOTHROW(call)                                                          \
   do {                                                                                          \
     const cudaError_t ozdgemm_err_ = (call);                                                    \
+    if (ozdgemm_err_ != cudaSuccess) (void)cudaGetLastError();                                  \
     if (ozdgemm_err_ != cudaSuccess && ozdgemm_err_ != cudaErrorCudartUnloading)                \
       ::ozdgemm::detail::log_ignored_cuda_error(ozdgemm_err_, __FILE__, __LINE__, #call);       \
   } while (0)

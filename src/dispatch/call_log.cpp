@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "common/logging.hpp"
+#include "engine/emulate.hpp"
+#include "engine/gpu_choice.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -63,9 +65,24 @@ void print_summary() {
   // The s of the emulated calls: with a per-call choice (the default) it varies with the data.
   std::string hist;
   for (const auto& [moduli, calls] : s.by_moduli)
-    hist += (hist.empty() ? "" : ", ") + std::string("s=") + std::to_string(moduli) + ": " +
-            std::to_string(calls);
+    hist += (hist.empty() ? "" : ", ") +
+            (moduli == kChosenOnGpu ? std::string("chosen on the GPU")
+                                    : std::string("s=") + std::to_string(moduli)) +
+            ": " + std::to_string(calls);
   if (!hist.empty()) logger().info("summary: emulated calls by moduli count: {}", hist);
+  // What the GPU chose for those (counted by the GPU, as far as it has got by exit).
+  if (s.by_moduli.count(kChosenOnGpu) != 0) {
+    unsigned long long chosen[kMaxModuli + 1];
+    read_gpu_choice_tally(chosen);
+    std::string gpu;
+    for (int m = 0; m <= kMaxModuli; ++m)
+      if (chosen[m] != 0)
+        gpu += (gpu.empty() ? "" : ", ") +
+               (m == 0 ? std::string("native (no s <= 20 certified)")
+                       : std::string("s=") + std::to_string(m)) +
+               ": " + std::to_string(chosen[m]);
+    logger().info("summary: certified counts chosen on the GPU: {}", gpu.empty() ? "none yet" : gpu);
+  }
   for (const auto& [entry, n] : s.by_entry)
     logger().info("summary: routine {}: {} emulated, {} native, {} fallback", entry, n[0], n[1],
                   n[2]);
@@ -93,8 +110,10 @@ void log_call(const call_record& r) noexcept {
       logger().debug(
           "{} m={} n={} k={} -> emulated, s={} ({}; predicted native {:.3f} ms, "
           "emulated {:.3f} ms) {:.1f} us{}{}",
-          r.entry, r.m, r.n, r.k, r.num_moduli, r.reason, r.predicted_native_ms,
-          r.predicted_emulated_ms, r.seconds * 1e6, on, gpu);
+          r.entry, r.m, r.n, r.k,
+          r.num_moduli == kChosenOnGpu ? std::string("chosen on the GPU")
+                                       : std::to_string(r.num_moduli),
+          r.reason, r.predicted_native_ms, r.predicted_emulated_ms, r.seconds * 1e6, on, gpu);
     else
       logger().debug(
           "{} m={} n={} k={} -> {} ({}; predicted native {:.3f} ms, emulated {:.3f} ms) "

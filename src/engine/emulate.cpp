@@ -8,10 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "certify.cuh"
+#include "choice.cuh"
+#include "common/cublas_api.hpp"
 #include "common/env.hpp"
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
@@ -20,6 +24,7 @@
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
+#include "engine/gpu_choice.hpp"
 #include "engine/int8_gemm.hpp"
 #include "residues.cuh"
 #include "scaling.cuh"
@@ -117,6 +122,7 @@ struct layout {
   int* exps_all_b;
   int* drop_a;         // certified: [m], [n], the band drops
   int* drop_b;
+  int* chosen;                 // certified: the count chosen on the GPU (engine/gpu_choice.hpp)
   unsigned long long* cert_g;  // certified: [n_pad][row_block], G of one block of rows
   int32_t* cert_part;          // certified: [n_pad][row_block], one band GEMM's INT32 sums
   char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
@@ -196,6 +202,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
     L.exps_all_b = c.take<int>(c.count(kSpan, n));
     L.drop_a = c.take<int>(m);
     L.drop_b = c.take<int>(n);
+    L.chosen = c.take<int>(1);
     L.cert_g = c.take<unsigned long long>(c.count(L.row_block, L.n_pad));
     L.cert_part = c.take<int32_t>(c.count(L.row_block, L.n_pad));
   }
@@ -305,6 +312,39 @@ void record(cudaEvent_t e, cudaStream_t s) {
   if (e != nullptr) OZDGEMM_CUDA_TRY(cudaEventRecord(e, s));
 }
 
+// Bit s set: the residues of s moduli round to nearest at depth k (scaling_rules.hpp).
+uint32_t nearest_mask_for(int64_t k) {
+  uint32_t mask = 0;
+  for (int s = kMinModuli; s <= kMaxModuli; ++s)
+    if (rounds_to_nearest(moduli_for(s), k)) mask |= uint32_t{1} << s;
+  return mask;
+}
+
+// Step 3 for rows [i0, i0 + rows) of C: the INT8 GEMMs of tb.s moduli per k-block, batched over
+// the moduli or one call each (batched_gemms), on g.stream; between k-blocks the INT32 sums are
+// reduced mod m_t so that the next block cannot overflow.
+void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                 const modulus_table& tb, int64_t i0, int64_t rows) {
+  const int s = tb.s;
+  const int64_t plane = rows * L.n_pad, a_plane = L.m_pad * L.k_pad;
+  const int8_t* res_a = L.res_a + i0 * L.k_pad;
+  for (int64_t blk = 0; blk < L.nblk; ++blk) {
+    const int64_t k0 = blk * kKBlock;
+    const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+    if (blk > 0) {
+      launch_fold(L.prod, plane, tb, g.stream);
+      OZDGEMM_CHECK_LAUNCH();
+    }
+    if (batched_gemms(call.batching, rows, L.n_pad, L.k_pad)) {
+      int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a, a_plane, L.res_b, L.prod, s, blk > 0);
+    } else {
+      for (int t = 0; t < s; ++t)
+        int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a + t * a_plane, a_plane,
+                  L.res_b + t * L.n_pad * L.k_pad, L.prod + t * plane, 1, blk > 0);
+    }
+  }
+}
+
 // The certified count's per-element bound, after the ratio launches kept the exponents of
 // every s: band planes and l1 norms of both operands, then per block of rows of C the band
 // GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits with
@@ -328,9 +368,7 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   const double threshold = call.target.kind == accuracy_kind::max
                                ? std::numeric_limits<double>::infinity()
                                : target_bound(call.target, p.k);
-  uint32_t nearest_mask = 0;
-  for (int s = kMinModuli; s <= kMaxModuli; ++s)
-    if (rounds_to_nearest(moduli_for(s), p.k)) nearest_mask |= uint32_t{1} << s;
+  const uint32_t nearest_mask = nearest_mask_for(p.k);
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     const int64_t i0 = rb * L.row_block;
     const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
@@ -424,8 +462,9 @@ bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, vo
 // ratios for every s (certified: also the certified bound over C), one small copy to the host
 // once the stream has reached them (fetch_when_ready; the number of INT8 GEMMs to launch
 // depends on the answer), then the host's chooser.
-moduli_choice choose_on_device(const device_gemm& call, const layout& L,
-                               const int8_gemm_target& g) {
+// The statistics the choice reads: the worst ratios of every s (certified: also the certified
+// bound over C, into the third row of L.worst).
+void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   const bool certified = call.moduli.is_certified();
@@ -461,6 +500,13 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   }
   OZDGEMM_CHECK_LAUNCH();
   if (certified) certify_on_device(call, L, g);
+}
+
+moduli_choice choose_on_device(const device_gemm& call, const layout& L,
+                               const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const bool certified = call.moduli.is_certified();
+  launch_choice_inputs(call, L, g);
   unsigned long long host[3][kMaxModuli + 1] = {};
   if (!fetch_when_ready(call, L.worst, (certified ? 3 : 2) * sizeof host[0], host)) {
     moduli_choice c;
@@ -476,6 +522,173 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   return choose_moduli(call.target, p.k, [&](int s) {
     return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]), s, p.k);
   });
+}
+
+// What a cached graph depends on (the count it reads, what its bodies read and do), as the bytes
+// of a zeroed struct (engine/gpu_choice.hpp).
+template <class Key>
+std::string key_bytes(const Key& k) {
+  return std::string(reinterpret_cast<const char*>(&k), sizeof k);
+}
+
+// The conditionals of a call whose certified count is chosen on the GPU: one SWITCH of GEMMs per
+// block of rows, and the IF of native DGEMM, each with its cache key and body.
+struct gpu_plan {
+  std::vector<std::string> switch_keys;  // per block of rows
+  std::string native_key;
+  cublasOperation_t ta, tb;
+};
+
+gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  gpu_plan plan;
+  const bool batched = batched_gemms(call.batching, L.row_block, L.n_pad, L.k_pad);
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const int64_t i0 = rb * L.row_block;
+    struct gemm_key {
+      const void *chosen, *res_a, *res_b, *prod, *lt_ws;
+      size_t lt_ws_bytes;
+      int64_t i0, rows, m_pad, n_pad, k_pad;
+      int backend, batching, batched;
+    } key;
+    std::memset(&key, 0, sizeof key);
+    key.chosen = L.chosen;
+    key.res_a = L.res_a;
+    key.res_b = L.res_b;
+    key.prod = L.prod;
+    key.lt_ws = L.lt_ws;
+    key.lt_ws_bytes = L.lt_ws_bytes;
+    key.i0 = i0;
+    key.rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    key.m_pad = L.m_pad;
+    key.n_pad = L.n_pad;
+    key.k_pad = L.k_pad;
+    key.backend = static_cast<int>(g.backend);
+    key.batching = static_cast<int>(call.batching);
+    key.batched = batched;
+    plan.switch_keys.push_back(key_bytes(key));
+  }
+  plan.ta = p.a.k_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;
+  plan.tb = p.b.k_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T;
+  struct native_key {
+    const void *chosen, *a, *b, *c, *alpha_dev, *beta_dev;
+    int64_t m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    int ta, tb;
+  } nk;
+  std::memset(&nk, 0, sizeof nk);
+  nk.chosen = L.chosen;
+  nk.a = p.a.ptr;
+  nk.b = p.b.ptr;
+  nk.c = p.c;
+  nk.alpha_dev = call.alpha.dev;
+  nk.beta_dev = call.beta.dev;
+  nk.m = p.m;
+  nk.n = p.n;
+  nk.k = p.k;
+  nk.lda = p.a.ld;
+  nk.ldb = p.b.ld;
+  nk.ldc = p.ldc;
+  nk.alpha = call.alpha.host;
+  nk.beta = call.beta.host;
+  nk.ta = plan.ta;
+  nk.tb = plan.tb;
+  plan.native_key = key_bytes(nk);
+  return plan;
+}
+
+// Body s of block rb's SWITCH: block_gemms of s moduli on the body's stream.
+gpu_choice_graphs::gemm_bodies switch_body(const device_gemm& call, const layout& L,
+                                           const int8_gemm_target& g, int64_t rb) {
+  return [&call, &L, g, rb](int s, cudaStream_t body) {
+    int8_gemm_target in_body = g;
+    in_body.stream = body;
+    in_body.lt_workspace_bytes = 0;  // as the body's cuBLAS handle (gpu_choice.cpp): none
+    const int64_t i0 = rb * L.row_block;
+    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    block_gemms(call, L, in_body, moduli_for(s), i0, rows);
+  };
+}
+
+// The IF's body: native DGEMM with the call's own arguments on the private handle (with no
+// workspace in a body, gpu_choice.cpp).
+gpu_choice_graphs::body_work native_body(const device_gemm& call, const int8_gemm_target& g,
+                                         const gpu_plan& plan) {
+  return [&call, g, ta = plan.ta, tb = plan.tb](cudaStream_t) {
+    const gemm_problem& p = call.p;
+    const bool dev = call.alpha.dev != nullptr;
+    OZDGEMM_CUBLAS_TRY(cublas_set_pointer_mode(
+        g.handle, dev ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+    const cublasStatus_t e = cublas_dgemm_64(g.handle, ta, tb, p.m, p.n, p.k,
+                                             dev ? call.alpha.dev : &call.alpha.host, p.a.ptr,
+                                             p.a.ld, p.b.ptr, p.b.ld,
+                                             dev ? call.beta.dev : &call.beta.host, p.c, p.ldc);
+    (void)cublas_set_pointer_mode(g.handle, CUBLAS_POINTER_MODE_HOST);
+    OZDGEMM_CUBLAS_TRY(e);
+  };
+}
+
+// Whether every conditional of the plan can be had, before anything of the call is enqueued.
+bool gpu_choice_ready(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                      const gpu_plan& plan) {
+  gpu_choice_graphs& graphs = *call.graphs;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb)
+    if (!graphs.ready_count_switch(call.stream, g.handle, L.chosen, plan.switch_keys[rb],
+                                   switch_body(call, L, g, rb)))
+      return false;
+  return graphs.ready_native_if(call.stream, g.handle, L.chosen, plan.native_key,
+                                native_body(call, g, plan));
+}
+
+// The rest of a certified call whose count is chosen on the GPU (engine/gpu_choice.hpp), after
+// the scaling statistics: the choice's inputs, the chooser kernel, then the exponents, residues
+// and CRT of the chosen s (read from L.chosen), the GEMMs in a SWITCH on s per block of rows, and
+// native DGEMM in an IF on s == 0. Nothing waits for the host.
+int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                       const operand_vectors& va, const operand_vectors& vb,
+                       const gpu_plan& plan) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  stage_events* ev = call.events;
+  gpu_choice_graphs& graphs = *call.graphs;
+  launch_choice_inputs(call, L, g);
+  choose_args ca{};
+  ca.worst = L.worst + 2 * (kMaxModuli + 1);
+  ca.relative_to_max = call.target.kind == accuracy_kind::max;
+  ca.target = target_bound(call.target, p.k);
+  ca.native = target_bound(accuracy_target{}, p.k);
+  ca.chosen = L.chosen;
+  ca.tally = graphs.tally_device();
+  launch_choose(ca, st);
+  launch_select_exponents(L.exps_all_a, p.m, L.chosen, L.exp_a, st);
+  launch_select_exponents(L.exps_all_b, p.n, L.chosen, L.exp_b, st);
+  const uint32_t nearest = nearest_mask_for(p.k);
+  launch_chosen_residues(va, L.exp_a, L.chosen, nearest, L.res_a, st);
+  launch_chosen_residues(vb, L.exp_b, L.chosen, nearest, L.res_b, st);
+  OZDGEMM_CHECK_LAUNCH();
+  if (ev != nullptr) record(ev->prepared, st);
+  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
+  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const int64_t i0 = rb * L.row_block;
+    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    graphs.enqueue_count_switch(st, g.handle, L.chosen, plan.switch_keys[rb],
+                                switch_body(call, L, g, rb));
+    if (block_events) record(ev->gemm_done[rb], st);
+    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
+    gemm_problem pb = p;
+    pb.m = p.m - i0 < rows ? p.m - i0 : rows;
+    pb.c = p.c + i0;
+    pb.a = p.a.from_vector(i0);
+    const crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
+                        L.flags_a + i0, L.flags_b, pb.a,    p.b};
+    launch_chosen_crt(pb, args, L.chosen, call.alpha, call.beta, st);
+    OZDGEMM_CHECK_LAUNCH();
+    if (block_events) record(ev->crt_done[rb], st);
+  }
+  graphs.enqueue_native_if(st, g.handle, L.chosen, plan.native_key, native_body(call, g, plan));
+  if (ev != nullptr) record(ev->finished, st);
+  return kChosenOnGpu;
 }
 
 bool stream_capturing(cudaStream_t stream) {
@@ -545,14 +758,6 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
   if (call.reuse_a && automatic)
     throw std::invalid_argument("reuse_a needs a fixed moduli count: auto may choose another s");
-  if (automatic && stream_capturing(call.stream)) {
-    if (choice != nullptr) {
-      *choice = moduli_choice{};
-      choice->why = "automatic moduli count needs a host synchronisation; the stream is being "
-                    "captured into a CUDA graph";
-    }
-    return 0;
-  }
   // Auto: the layout of s = 20 (its s-dependent arrays hold any s <= 20 at the same offsets,
   // plane t at t times the plane size), and the table of the chosen s once it is known.
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.moduli.count());
@@ -562,6 +767,25 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
+  // Chosen on the GPU when its graphs can be had (prepared before anything is enqueued), else on
+  // the host, as the certified count is without graphs.
+  bool on_gpu = certified && call.graphs != nullptr;
+  gpu_plan plan;
+  if (on_gpu) {
+    plan = plan_gpu_choice(call, L, g);
+    on_gpu = gpu_choice_ready(call, L, g, plan);
+    if (!on_gpu)
+      logger().warn("certified count: the CUDA graphs of the choice on the GPU cannot be made "
+                    "({}); this call chooses on the host", call.graphs->unusable_reason());
+  }
+  if (automatic && !on_gpu && stream_capturing(call.stream)) {
+    if (choice != nullptr) {
+      *choice = moduli_choice{};
+      choice->why = "automatic moduli count needs a host synchronisation; the stream is being "
+                    "captured into a CUDA graph";
+    }
+    return 0;
+  }
   stage_events* ev = call.events;
   const bool prepare_a = !call.reuse_a;
   char* ws = static_cast<char*>(workspace);
@@ -612,6 +836,15 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     }
   }
 
+  if (on_gpu) {  // after the scaling statistics
+    if (choice != nullptr) {
+      *choice = moduli_choice{};
+      choice->s = kChosenOnGpu;
+      choice->why = "certified count chosen on the GPU";
+    }
+    return enqueue_gpu_chosen(call, L, g, va, vb, plan);
+  }
+
   // Auto: choose s (one synchronisation), then the exponents for it, as the fixed path does.
   int s = automatic ? 0 : tb->s;
   if (automatic) {
@@ -640,30 +873,11 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // bound, rule_row_block).
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
-  const int64_t a_plane = L.m_pad * L.k_pad;
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     const int64_t i0 = rb * L.row_block;
     const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
-    const int64_t plane = rows * L.n_pad;
-    const int8_t* res_a = L.res_a + i0 * L.k_pad;
-
-    // 3. INT8 GEMMs per k-block, batched over the moduli or one call each (batched_gemms);
-    // between blocks the INT32 sums are reduced mod m_t so the next block cannot overflow.
-    for (int64_t blk = 0; blk < L.nblk; ++blk) {
-      const int64_t k0 = blk * kKBlock;
-      const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-      if (blk > 0) {
-        launch_fold(L.prod, plane, *tb, st);
-        OZDGEMM_CHECK_LAUNCH();
-      }
-      if (batched_gemms(call.batching, rows, L.n_pad, L.k_pad)) {
-        int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a, a_plane, L.res_b, L.prod, s, blk > 0);
-      } else {
-        for (int t = 0; t < s; ++t)
-          int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, res_a + t * a_plane, a_plane,
-                    L.res_b + t * L.n_pad * L.k_pad, L.prod + t * plane, 1, blk > 0);
-      }
-    }
+    // 3. INT8 GEMMs.
+    block_gemms(call, L, g, *tb, i0, rows);
     if (block_events) record(ev->gemm_done[rb], st);
     if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
 

@@ -23,6 +23,8 @@
 
 namespace ozdgemm::detail {
 
+class gpu_choice_graphs;
+
 // Optional instrumentation: events recorded at the stage boundaries (start, after scaling
 // and residues, after the INT8 GEMMs, after CRT). Recording adds no synchronisation. With
 // row blocks the GEMMs and the CRT alternate: `blocks` is set to their number, and when it is
@@ -57,9 +59,10 @@ int64_t row_block_from_env_value(const char* value) noexcept;
 // INT8 GEMMs are launched, so the host must know it before launching them; the host polls an
 // event for at most kChoiceWaitSeconds, then gives up and the call runs native); the host runs
 // choose_moduli (core/moduli_choice.hpp), the code the host reference runs, then enqueues the
-// exponents, residues, GEMMs and CRT for that s. A fixed s never synchronises. A choice is not
-// possible under stream capture (no synchronisation there): the call then chooses nothing
-// (s = 0) and says why. Certified: |C - AB| <= target |A||B| + u |C| element by element for
+// exponents, residues, GEMMs and CRT for that s. A fixed s never synchronises. This choice is
+// not possible under stream capture (no synchronisation there): the call then chooses nothing
+// (s = 0) and says why. The certified count can instead be chosen on the GPU (choose_on_gpu,
+// engine/gpu_choice.hpp), with no synchronisation and under capture too. Certified: |C - AB| <= target |A||B| + u |C| element by element for
 // every input (docs/accuracy.md), at the price of 6 INT8 GEMMs of depth k and, per block of
 // rows, an m x n pass.
 
@@ -90,7 +93,16 @@ struct device_gemm {
   // (handle_context), or null for ones made and freed per call.
   cudaEvent_t choice_ready = nullptr;
   cudaStream_t choice_copy = nullptr;
+  // Certified: choose s on the GPU (engine/gpu_choice.hpp) with the context's graphs, when set
+  // (run.hpp sets it for calls that ask, choose_on_gpu); null: the synchronising choice above.
+  bool choose_on_gpu = false;
+  gpu_choice_graphs* graphs = nullptr;
 };
+
+// What enqueue_emulation returns when the certified count is chosen on the GPU: the host does
+// not know s (the tally of engine/gpu_choice.hpp counts it), and C is written either way, by
+// the emulation or by native DGEMM.
+inline constexpr int kChosenOnGpu = -1;
 
 // How long a per-call choice waits for the stream to reach it. Longer means the stream is held
 // back by earlier work, possibly work that waits for the host (a kernel spinning on a flag the

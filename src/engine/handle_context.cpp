@@ -61,6 +61,13 @@ handle_context::handle_context(int device) : device_(device) {
     cublas_destroy(cublas_);
     OZDGEMM_CUDA_TRY(e);
   }
+  try {
+    gpu_choice_ = std::make_unique<gpu_choice_graphs>();
+  } catch (...) {
+    cudaEventDestroy(done_);
+    cublas_destroy(cublas_);
+    throw;
+  }
 }
 
 handle_context::~handle_context() {
@@ -75,6 +82,7 @@ handle_context::~handle_context() {
   if (done_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(done_));
   if (choice_event_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaEventDestroy(choice_event_));
   if (choice_stream_ != nullptr) OZDGEMM_CUDA_TRY_NOTHROW(cudaStreamDestroy(choice_stream_));
+  gpu_choice_.reset();  // on this context's device
   if (cublas_ != nullptr) cublas_destroy(cublas_);
   if (current != device_) OZDGEMM_CUDA_TRY_NOTHROW(cudaSetDevice(current));
 }
@@ -234,6 +242,18 @@ const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t
     return sharers == 1 ? "device memory: workspace over 90% of free"
                         : "device memory: workspace over this process's share of free";
   return nullptr;
+}
+
+void read_gpu_choice_tally(unsigned long long (&out)[kMaxModuli + 1]) {
+  for (auto& c : out) c = 0;
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& [key, ctx] : registry()) {
+    if (!ctx) continue;
+    unsigned long long one[kMaxModuli + 1];
+    ctx->gpu_choice().read_tally(one);  // mapped memory: no lock of the context needed
+    for (int s = 0; s <= kMaxModuli; ++s) out[s] += one[s];
+  }
+  add_released_tallies(out);
 }
 
 void release_contexts(cublasHandle_t caller) {

@@ -30,6 +30,8 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/gpu_choice.hpp"
+
 namespace ozdgemm::detail {
 
 class handle_context {
@@ -56,6 +58,9 @@ class handle_context {
   // use on the context's device; call between begin() and end().
   cudaEvent_t choice_event();
   cudaStream_t choice_stream();
+  // The graphs and tally of the moduli count chosen on the GPU (engine/gpu_choice.hpp), made
+  // with the context (never under capture).
+  gpu_choice_graphs& gpu_choice() { return *gpu_choice_; }
 
  private:
   std::mutex mutex_;
@@ -71,6 +76,7 @@ class handle_context {
   bool capturing_ = false;  // the current call's stream is being captured into a graph
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
+  std::unique_ptr<gpu_choice_graphs> gpu_choice_;
 };
 
 // The context of (caller handle, current device), created on first use.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "engine/gpu_choice.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -15,10 +16,17 @@ bool capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-// A per-call choice synchronises the stream, which a stream under capture cannot do: such a
+// engine/gpu_choice.hpp: under capture always, elsewhere when the process asks for it.
+bool chooses_on_gpu(const device_gemm& call) {
+  return call.choose_on_gpu && call.moduli.is_certified() && !call.reuse_a &&
+         (gpu_choice_everywhere() || capturing(call.stream));
+}
+
+// A per-call choice on the host synchronises the stream, which a stream under capture cannot do: such a
 // call is turned away before anything else, the workspace included (it may not grow there).
 bool decline_under_capture(const device_gemm& call, run_outcome* out) {
-  if (!call.moduli.chooses_per_call() || !capturing(call.stream)) return false;
+  if (!call.moduli.chooses_per_call() || chooses_on_gpu(call) || !capturing(call.stream))
+    return false;
   out->declined = kChoiceUnderCapture;
   out->choice.why = "the choice needs a host synchronisation and the stream is being captured";
   return true;
@@ -34,7 +42,9 @@ run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes, Enqu
   ctx.begin(call.stream);
   void* ws = ctx.workspace(bytes);
   call.int8_handle = ctx.cublas();
-  if (call.moduli.chooses_per_call()) {
+  if (chooses_on_gpu(call)) {
+    call.graphs = &ctx.gpu_choice();
+  } else if (call.moduli.chooses_per_call()) {
     call.choice_ready = ctx.choice_event();
     call.choice_copy = ctx.choice_stream();
   }

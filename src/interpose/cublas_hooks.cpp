@@ -55,7 +55,7 @@ struct device_request {
 // The engine entry of each element type.
 device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o) {
   return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                      r.beta, r.c, r.ldc, o, false);
+                      r.beta, r.c, r.ldc, o, false, true);
 }
 device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o) {
   return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
