@@ -1,13 +1,15 @@
-// The engine's measurement overrides, OZDGEMM_GEMM_BATCHING and OZDGEMM_ROW_BLOCK
-// (engine/emulate.hpp): what each value maps to, and the one warning an invalid value gets
-// (README, Environment: "An invalid value gets one warning naming the variable and the
-// value, then the default"). The engine reads each once per process; these are the mappings.
+// The engine's overrides, OZDGEMM_GEMM_BATCHING, OZDGEMM_ROW_BLOCK and OZDGEMM_CHOICE
+// (engine/emulate.hpp, engine/gpu_choice.hpp): what each value maps to, and the one warning an
+// invalid value gets (README, Environment: "An invalid value gets one warning naming the variable
+// and the value, then the default"). The engine reads each once per process; these are the
+// mappings.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
 #include "common/logging.hpp"
 #include "engine/emulate.hpp"
+#include "engine/gpu_choice.hpp"
 #include "log_capture.hpp"
 
 namespace ozdgemm::test {
@@ -28,6 +30,19 @@ TEST(EngineOverrides, GemmBatchingValues) {
   if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   EXPECT_EQ(log.count("OZDGEMM_GEMM_BATCHING="), 6);
   EXPECT_EQ(log.count("OZDGEMM_GEMM_BATCHING='loop' is invalid"), 1);
+}
+
+TEST(EngineOverrides, ChoiceValues) {
+  log_capture log;
+  EXPECT_FALSE(detail::gpu_choice_from_env_value(nullptr));
+  EXPECT_FALSE(detail::gpu_choice_from_env_value("host"));
+  EXPECT_TRUE(detail::gpu_choice_from_env_value("gpu"));
+  EXPECT_EQ(log.count("OZDGEMM_CHOICE"), 0) << "valid values are not warned about";
+  for (const char* bad : {"", "GPU", "device", "gpu ", "1"})
+    EXPECT_FALSE(detail::gpu_choice_from_env_value(bad)) << bad;
+  if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
+  EXPECT_EQ(log.count("OZDGEMM_CHOICE="), 5);
+  EXPECT_EQ(log.count("OZDGEMM_CHOICE='device' is invalid"), 1);
 }
 
 TEST(EngineOverrides, RowBlockValues) {

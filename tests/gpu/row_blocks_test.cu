@@ -4,13 +4,14 @@
 // every element is compared bit for bit with the host reference, for both scaling modes,
 // both ways of issuing the modulus GEMMs, two k-blocks, alpha/beta, both layouts of op(A),
 // a row of op(A) holding NaN and Inf (recomputed in FP64 from the block's own rows), and the
-// automatic and certified moduli counts.
+// automatic and certified moduli counts (the certified one also chosen on the GPU).
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "engine/emulate.hpp"
+#include "engine/gpu_choice.hpp"
 #include "gpu_fixture.hpp"
 #include "reference/auto_reference.hpp"
 #include "reference/host_reference.hpp"
@@ -27,6 +28,7 @@ struct block_case {
   gemm_batching batching;
   double alpha, beta;
   int64_t row_block;
+  bool on_gpu = false;  // certified, chosen on the GPU (engine/gpu_choice.hpp)
 };
 
 class RowBlocks : public GpuTest, public ::testing::WithParamInterface<block_case> {};
@@ -82,7 +84,9 @@ TEST_P(RowBlocks, EqualTheHostReferenceBitwise) {
   call.row_block = tc.row_block;
   stage_events ev{};
   call.events = &ev;  // null events: only the block count is reported
-  EXPECT_EQ(enqueue_emulation(call, ws.ptr), s);
+  gpu_choice_graphs graphs;
+  if (tc.on_gpu) call.graphs = &graphs;
+  EXPECT_EQ(enqueue_emulation(call, ws.ptr), tc.on_gpu ? kChosenOnGpu : s);
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(ev.blocks, (round_up(m, kPad) + tc.row_block - 1) / tc.row_block);
   EXPECT_GE(ev.blocks, 3) << "the case must exercise several blocks";
@@ -120,7 +124,15 @@ INSTANTIATE_TEST_SUITE_P(
                       block_case{96, 40, 200, op_kind::t, moduli_setting::certified(),
                                  scaling_mode::accurate, gemm_batching::looped, -1.0, 0.5, 32},
                       block_case{120, 20, 131056 + 77, op_kind::t, moduli_setting::certified(),
-                                 scaling_mode::fast, gemm_batching::looped, 1.0, 0.5, 48}),
+                                 scaling_mode::fast, gemm_batching::looped, 1.0, 0.5, 48},
+                      // The same, chosen on the GPU: a SWITCH of GEMMs per block of rows.
+                      block_case{96, 40, 200, op_kind::n, moduli_setting::certified(),
+                                 scaling_mode::fast, gemm_batching::batched, 1.0, 0.0, 32, true},
+                      block_case{96, 40, 200, op_kind::t, moduli_setting::certified(),
+                                 scaling_mode::accurate, gemm_batching::looped, -1.0, 0.5, 32,
+                                 true},
+                      block_case{120, 20, 131056 + 77, op_kind::t, moduli_setting::certified(),
+                                 scaling_mode::fast, gemm_batching::looped, 1.0, 0.5, 48, true}),
     [](const ::testing::TestParamInfo<block_case>& i) { return "case" + std::to_string(i.index); });
 
 }  // namespace
