@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/fault_injection.hpp"
 #include "common/logging.hpp"
+#include "common/stream_capture.hpp"
 #include "core/certified_bound.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
@@ -689,12 +690,6 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   graphs.enqueue_native_if(st, g.handle, L.chosen, plan.native_key, native_body(call, g, plan));
   if (ev != nullptr) record(ev->finished, st);
   return kChosenOnGpu;
-}
-
-bool stream_capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
-  return capture != cudaStreamCaptureStatusNone;
 }
 
 // One warning in the wording of dispatch/settings.cpp's other settings; never throws.

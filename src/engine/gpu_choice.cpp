@@ -9,6 +9,7 @@
 #include "common/env.hpp"
 #include "common/error.hpp"
 #include "common/logging.hpp"
+#include "common/stream_capture.hpp"
 #include "crt.cuh"
 
 namespace ozdgemm::detail {
@@ -152,12 +153,6 @@ constexpr unsigned kCountBodies = kMaxModuli + 1;  // body s for s = 0..20; 0 an
 
 bool count_body(unsigned b) { return b >= static_cast<unsigned>(kMinModuli); }
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
-}
-
 }  // namespace
 
 bool gpu_choice_graphs::ready_count_switch(cudaStream_t stream, cublasHandle_t handle,
@@ -165,7 +160,7 @@ bool gpu_choice_graphs::ready_count_switch(cudaStream_t stream, cublasHandle_t h
                                            const gemm_bodies& gemms) {
   // Under capture the node goes into the caller's graph, which the caller instantiates: nothing
   // is made here (nothing that could disturb the capture).
-  if (capturing(stream) || gemm_graphs_.count(key) != 0) return true;
+  if (stream_capturing(stream) || gemm_graphs_.count(key) != 0) return true;
   try {
     if (gemm_graphs_.size() >= kMaxGemmGraphs) {
       for (auto& [k, g] : gemm_graphs_) OZDGEMM_CUDA_TRY(cudaGraphExecDestroy(g.exec));
@@ -186,7 +181,7 @@ bool gpu_choice_graphs::ready_count_switch(cudaStream_t stream, cublasHandle_t h
 void gpu_choice_graphs::enqueue_count_switch(cudaStream_t stream, cublasHandle_t handle,
                                              const int* chosen, const std::string& key,
                                              const gemm_bodies& gemms) {
-  if (capturing(stream)) {
+  if (stream_capturing(stream)) {
     auto fill = [&](unsigned b, cudaStream_t body) { gemms(static_cast<int>(b), body); };
     add_conditional(stream, handle, chosen, true, kCountBodies, count_body, fill);
     return;
@@ -197,7 +192,7 @@ void gpu_choice_graphs::enqueue_count_switch(cudaStream_t stream, cublasHandle_t
 bool gpu_choice_graphs::ready_native_if(cudaStream_t stream, cublasHandle_t handle,
                                         const int* chosen, const std::string& key,
                                         const body_work& native) {
-  if (capturing(stream) || (native_graph_ != nullptr && key == native_key_)) return true;
+  if (stream_capturing(stream) || (native_graph_ != nullptr && key == native_key_)) return true;
   try {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
     cudaGraph_t graph = capture([&](cudaStream_t build) {
@@ -226,7 +221,7 @@ bool gpu_choice_graphs::ready_native_if(cudaStream_t stream, cublasHandle_t hand
 void gpu_choice_graphs::enqueue_native_if(cudaStream_t stream, cublasHandle_t handle,
                                           const int* chosen, const std::string& key,
                                           const body_work& native) {
-  if (capturing(stream)) {
+  if (stream_capturing(stream)) {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
     add_conditional(stream, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
     return;

@@ -5,27 +5,23 @@
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "common/stream_capture.hpp"
 #include "engine/gpu_choice.hpp"
 
 namespace ozdgemm::detail {
 namespace {
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  OZDGEMM_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
-  return capture != cudaStreamCaptureStatusNone;
-}
-
 // engine/gpu_choice.hpp: under capture always, elsewhere when the process asks for it.
 bool chooses_on_gpu(const device_gemm& call) {
   return call.choose_on_gpu && call.moduli.is_certified() && !call.reuse_a &&
-         (gpu_choice_everywhere() || capturing(call.stream));
+         (gpu_choice_everywhere() || stream_capturing(call.stream));
 }
 
-// A per-call choice on the host synchronises the stream, which a stream under capture cannot do: such a
-// call is turned away before anything else, the workspace included (it may not grow there).
+// A per-call choice on the host synchronises the stream, which a stream under capture cannot do:
+// such a call is turned away before anything else, the workspace included (it may not grow
+// there).
 bool decline_under_capture(const device_gemm& call, run_outcome* out) {
-  if (!call.moduli.chooses_per_call() || chooses_on_gpu(call) || !capturing(call.stream))
+  if (!call.moduli.chooses_per_call() || !stream_capturing(call.stream) || chooses_on_gpu(call))
     return false;
   out->declined = kChoiceUnderCapture;
   out->choice.why = "the choice needs a host synchronisation and the stream is being captured";
