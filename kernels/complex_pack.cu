@@ -13,22 +13,26 @@ __device__ __forceinline__ bool skip_complex_inputs(const double* alpha_dev) {
 }
 
 // One thread per row i of op(A) (consecutive threads write consecutive elements of a column
-// of A'); the column loop only runs when k > 65535.
+// of A'), over the k' columns of a half (the padding gets zeros); the column loop only runs
+// when k' > 65535.
 __global__ void pack_a_kernel(complex_operand a, int64_t m, int64_t k, const double* alpha_dev,
                               double* a_pack) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= m) return;
   const bool zero = skip_complex_inputs(alpha_dev);
-  for (int64_t l = blockIdx.y; l < k; l += gridDim.y) pack_a_element(a, m, k, i, l, zero, a_pack);
+  const int64_t kh = embedding_half(k);
+  for (int64_t l = blockIdx.y; l < kh; l += gridDim.y) pack_a_element(a, m, k, i, l, zero, a_pack);
 }
 
-// One thread per element l of a column of op(B) (the k direction is contiguous in B*).
+// One thread per element l < k' of a column j < n' of op(B) (the k direction is contiguous in
+// B*; the padding gets zeros).
 __global__ void pack_b_kernel(complex_operand b, int64_t n, int64_t k, const double* alpha_dev,
                               double* b_pack) {
   const int64_t l = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (l >= k) return;
+  if (l >= embedding_half(k)) return;
   const bool zero = skip_complex_inputs(alpha_dev);
-  for (int64_t j = blockIdx.y; j < n; j += gridDim.y) pack_b_element(b, n, k, j, l, zero, b_pack);
+  const int64_t nh = embedding_half(n);
+  for (int64_t j = blockIdx.y; j < nh; j += gridDim.y) pack_b_element(b, n, k, j, l, zero, b_pack);
 }
 
 __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
@@ -36,11 +40,12 @@ __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= p.m) return;
   const complex_value alpha = alpha_arg.get(), beta = beta_arg.get();
+  const int64_t nh = embedding_half(p.n);
   for (int64_t j = blockIdx.y; j < p.n; j += gridDim.y) {
     double* c = p.c + 2 * (j * p.ldc + i);
     // Not dereferenced when alpha == 0 (t may be null then).
     const double* t_re = t == nullptr ? nullptr : t + j * p.m + i;
-    const double* t_im = t == nullptr ? nullptr : t + (p.n + j) * p.m + i;
+    const double* t_im = t == nullptr ? nullptr : t + (nh + j) * p.m + i;
     const complex_value r = complex_epilogue(t_re, t_im, alpha, beta, c);
     c[0] = r.re;
     c[1] = r.im;
@@ -51,13 +56,13 @@ __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
 
 void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
                    double* a_pack, cudaStream_t stream) {
-  pack_a_kernel<<<dim3(grid_dim(m, kThreads), grid_dim(k, 1, 65535)), kThreads, 0, stream>>>(
+  pack_a_kernel<<<dim3(grid_dim(m, kThreads), grid_dim(embedding_half(k), 1, 65535)), kThreads, 0, stream>>>(
       a, m, k, alpha_dev, a_pack);
 }
 
 void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
                    double* b_pack, cudaStream_t stream) {
-  pack_b_kernel<<<dim3(grid_dim(k, kThreads), grid_dim(n, 1, 65535)), kThreads, 0, stream>>>(
+  pack_b_kernel<<<dim3(grid_dim(embedding_half(k), kThreads), grid_dim(embedding_half(n), 1, 65535)), kThreads, 0, stream>>>(
       b, n, k, alpha_dev, b_pack);
 }
 

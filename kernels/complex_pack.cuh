@@ -12,15 +12,15 @@
 
 namespace ozdgemm::detail {
 
-// A' (m x 2k, ld m) from op(A); alpha_dev: alpha in device pointer mode, else null.
+// A' (m x 2k', ld m) from op(A), zeros in the padding; alpha_dev: alpha in device pointer mode, else null.
 void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
                    double* a_pack, cudaStream_t stream);
 
-// B* (2k x 2n, ld 2k) from op(B).
+// B* (2k' x 2n', ld 2k') from op(B), zeros in the padding.
 void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
                    double* b_pack, cudaStream_t stream);
 
-// C = alpha (T_re + i T_im) + beta C for the m x n complex C of p, T m x 2n with ld m (null
+// C = alpha (T_re + i T_im) + beta C for the m x n complex C of p, T m x 2n' with ld m (null
 // when alpha is known to be 0: then C = beta C).
 void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
                              complex_scalar_arg beta, cudaStream_t stream);

@@ -19,8 +19,10 @@ namespace {
 static_assert(sizeof(cuDoubleComplex) == 2 * sizeof(double),
               "cuDoubleComplex is interleaved (re, im): core/complex_embedding.hpp reads it so");
 
-// Largest n and k: the embedded real problem has 2n columns and depth 2k.
-constexpr int64_t kMaxHalfDim = kMaxDim / 2;
+// Largest n and k: the embedded real problem has 2n' columns and depth 2k', n' and k' rounded up
+// to 16 (core/complex_embedding.hpp): 2^30 - 16, a multiple of 16.
+constexpr int64_t kMaxHalfDim = kMaxDim / 2 / kPad * kPad;
+static_assert(2 * kMaxHalfDim <= kMaxDim, "the embedding of the largest n and k fits");
 
 const double* parts(const cuDoubleComplex* z) { return reinterpret_cast<const double*>(z); }
 

@@ -1,19 +1,24 @@
 // Complex GEMM, C = alpha op(A) op(B) + beta C on interleaved (re, im) column-major data, as ONE
-// real GEMM that the real engine runs unchanged (docs/complex.md):
-//   A' = [Re op(A) | Im op(A)]                          m x 2k, column-major, ld m
-//   B* = [[Re op(B), Im op(B)], [-Im op(B), Re op(B)]]  2k x 2n, column-major, ld 2k
-//   T  = A' B*                                          m x 2n: T[:, j] = Re(op(A) op(B))_j,
-//                                                       T[:, n + j] = Im(op(A) op(B))_j
-// then C = alpha (T_re + i T_im) + beta C. The packing and the epilogue below are shared by the
-// kernels (kernels/complex_pack.cu) and the host reference (reference/complex_reference.cpp), so
-// the bits agree.
+// real GEMM that the real engine runs (docs/complex.md), with the halves k' = round_up(k, 16)
+// and n' = round_up(n, 16):
+//   A' = [Re op(A) 0 | Im op(A) 0]                      m x 2k', column-major, ld m
+//   B* = [[Re op(B), Im op(B)], [-Im op(B), Re op(B)]]  2k' x 2n', column-major, ld 2k', each
+//                                                       quarter k x n padded with zeros to k' x n'
+//   T  = A' B*                                          m x 2n': T[:, j] = Re(op(A) op(B))_j,
+//                                                       T[:, n' + j] = Im(op(A) op(B))_j
+// then C = alpha (T_re + i T_im) + beta C. The zero padding changes no sum; it puts Im op(A) and
+// the second half of B*'s columns on the engine's 16-element boundary, so that the Karatsuba
+// form (engine/complex_gemm.hpp) can multiply the halves of the residue planes as matrices of
+// their own. The packing and the epilogue below are shared by the kernels
+// (kernels/complex_pack.cu) and the host reference (reference/complex_reference.cpp), so the
+// bits agree.
 //
 // The scaling needs nothing special: row i of A' holds Re and Im of row i of op(A), so both
-// share one exponent, and columns j and n + j of B* hold the same magnitudes, so they get the
+// share one exponent, and columns j and n' + j of B* hold the same magnitudes, so they get the
 // same exponent. An Inf or NaN in row i of op(A) (column j of op(B)) lands in row i of A'
-// (columns j and n + j of B*), so the engine recomputes every element of T it reaches as a
-// plain dot product over the 2k terms {Re a Re b, -Im a Im b} (resp. {Re a Im b, Im a Re b}):
-// the terms of a naive complex loop, whose class (NaN, +-Inf) depends on that set only.
+// (columns j and n' + j of B*), so the engine recomputes every element of T it reaches as a
+// plain dot product over the 2k' terms {Re a Re b, -Im a Im b} (resp. {Re a Im b, Im a Re b})
+// and zeros: the terms of a naive complex loop, whose class (NaN, +-Inf) depends on that set only.
 #pragma once
 
 #include <cstdint>
@@ -74,38 +79,45 @@ struct complex_problem {
   int64_t ldc;           // in complex elements
 };
 
-// The real problem T = A' B* on the packed buffers; callers have checked that 2n and 2k fit.
+// k' or n': a half of the embedding, x rounded up to the engine's padding (kPad = 16).
+OZDGEMM_HD int64_t embedding_half(int64_t x) { return (x + 15) / 16 * 16; }
+
+// The real problem T = A' B* on the packed buffers; callers have checked that 2k' and 2n' fit.
 inline gemm_problem embedded_problem(const complex_problem& p, const double* a_pack,
                                      const double* b_pack, double* t) {
+  const int64_t kh = embedding_half(p.k), nh = embedding_half(p.n);
   return gemm_problem{p.m,
-                      2 * p.n,
-                      2 * p.k,
+                      2 * nh,
+                      2 * kh,
                       operand_a(op_kind::n, a_pack, p.m),
-                      operand_b(op_kind::n, b_pack, 2 * p.k),
+                      operand_b(op_kind::n, b_pack, 2 * kh),
                       t,
                       p.m};
 }
 
-// Element (i, l) of op(A) into A' (its real part in column l, its imaginary part in column
-// k + l). `zero`: alpha == 0 in device pointer mode, where A must not be read: zeros instead.
+// Element (i, l) of A', l < k' (its real part in column l, its imaginary part in column k' + l):
+// op(A)'s element for l < k, zero in the padding. `zero`: alpha == 0 in device pointer mode,
+// where A must not be read: zeros instead.
 OZDGEMM_HD void pack_a_element(const complex_operand& a, int64_t m, int64_t k, int64_t i, int64_t l,
                                bool zero, double* a_pack) {
-  const complex_value z = zero ? complex_value{0.0, 0.0} : a.at(i, l);
+  const int64_t kh = embedding_half(k);
+  const complex_value z = zero || l >= k ? complex_value{0.0, 0.0} : a.at(i, l);
   a_pack[l * m + i] = z.re;
-  a_pack[(k + l) * m + i] = z.im;
+  a_pack[(kh + l) * m + i] = z.im;
 }
 
-// Element (l, j) of op(B) into the four places of B* it fills: column j gets (Re, -Im) at rows
-// l and k + l, column n + j gets (Im, Re).
+// Element (l, j) of op(B), l < k', j < n' (zero in the padding), into the four places of B* it
+// fills: column j gets (Re, -Im) at rows l and k' + l, column n' + j gets (Im, Re).
 OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, int64_t j, int64_t l,
                                bool zero, double* b_pack) {
-  const complex_value z = zero ? complex_value{0.0, 0.0} : b.at(j, l);
-  double* re_col = b_pack + j * 2 * k;
-  double* im_col = b_pack + (n + j) * 2 * k;
+  const int64_t kh = embedding_half(k), nh = embedding_half(n);
+  const complex_value z = zero || l >= k || j >= n ? complex_value{0.0, 0.0} : b.at(j, l);
+  double* re_col = b_pack + j * 2 * kh;
+  double* im_col = b_pack + (nh + j) * 2 * kh;
   re_col[l] = z.re;
-  re_col[k + l] = -z.im;
+  re_col[kh + l] = -z.im;
   im_col[l] = z.im;
-  im_col[k + l] = z.re;
+  im_col[kh + l] = z.re;
 }
 
 // x y written out as cuBLAS's complex multiply (re = xr yr - xi yi, im = xr yi + xi yr), one

@@ -1,8 +1,12 @@
 #include "engine/complex_gemm.hpp"
 
+#include <atomic>
+#include <cstring>
 #include <stdexcept>
 
+#include "common/env.hpp"
 #include "common/error.hpp"
+#include "common/logging.hpp"
 #include "complex_pack.cuh"
 #include "core/checked_math.hpp"
 #include "engine/run.hpp"
@@ -22,7 +26,8 @@ struct complex_layout {
 complex_layout layout_for(char* base, const complex_problem& p, size_t engine_bytes) {
   complex_layout L{};
   int64_t k2 = 0, n2 = 0, a_elems = 0, b_elems = 0, t_elems = 0;
-  L.fits = checked_mul(int64_t{2}, p.k, &k2) && checked_mul(int64_t{2}, p.n, &n2) &&
+  L.fits = checked_mul(int64_t{2}, embedding_half(p.k), &k2) &&
+           checked_mul(int64_t{2}, embedding_half(p.n), &n2) &&
            checked_mul(p.m, k2, &a_elems) && checked_mul(k2, n2, &b_elems) &&
            checked_mul(p.m, n2, &t_elems);
   size_t offset = engine_bytes;
@@ -40,12 +45,45 @@ complex_layout layout_for(char* base, const complex_problem& p, size_t engine_by
   return L;
 }
 
+std::atomic<int> forced_form{static_cast<int>(complex_form::setting)};
+
 }  // namespace
+
+complex_form complex_form_from_env_value(const char* value) noexcept {
+  if (value == nullptr || std::strcmp(value, "karatsuba") == 0) return complex_form::karatsuba;
+  if (std::strcmp(value, "four") == 0) return complex_form::four;
+  try {  // the wording of dispatch/settings.cpp's other settings
+    logger().warn("OZDGEMM_ZGEMM_FORM='{}' is invalid (expected karatsuba|four); using karatsuba",
+                  value);
+  } catch (...) {
+  }
+  return complex_form::karatsuba;
+}
+
+complex_form complex_form_setting() noexcept {
+  const auto f = static_cast<complex_form>(forced_form.load(std::memory_order_relaxed));
+  if (f != complex_form::setting) return f;
+  static const complex_form from_env =
+      complex_form_from_env_value(setting_env("OZDGEMM_ZGEMM_FORM"));
+  return from_env;
+}
+
+void set_complex_form_setting(complex_form f) noexcept {
+  forced_form.store(static_cast<int>(f), std::memory_order_relaxed);
+}
 
 bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
   const complex_problem& p = call->p;
-  if (p.n > INT64_MAX / 2 || p.k > INT64_MAX / 2) return false;
+  if (p.n > INT64_MAX / 4 || p.k > INT64_MAX / 4) return false;
   call->real.p = embedded_problem(p, nullptr, nullptr, nullptr);
+  // Fast scaling only: its exponent of a column of B* depends on the column's magnitudes alone,
+  // so columns j and n' + j (Re B and Im B, which P3 adds) share one. Accurate scaling's
+  // exponents come from |A'| |B*|, which differs between the two: those calls run the
+  // four-product form.
+  call->real.karatsuba =
+      complex_form_setting() == complex_form::karatsuba && call->real.mode == scaling_mode::fast
+          ? karatsuba_halves{embedding_half(p.k), embedding_half(p.n)}
+          : karatsuba_halves{};
   if (!size_workspace(&call->real, &call->engine_bytes)) return false;
   const complex_layout L = layout_for(nullptr, p, call->engine_bytes);
   if (!L.fits) return false;

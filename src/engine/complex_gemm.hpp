@@ -13,6 +13,21 @@
 
 namespace ozdgemm::detail {
 
+// How the embedded product is multiplied: the Karatsuba form (core/karatsuba.hpp: 3 INT8 GEMMs
+// of k' x n' halves per modulus; fast scaling only, see size_complex_workspace) or the
+// embedding's one real GEMM (the work of 4). The same bits; a matter of speed
+// (bench/results/zgemm/). `setting`: the process-wide one.
+enum class complex_form { setting = 0, karatsuba = 1, four = 2 };
+
+// OZDGEMM_ZGEMM_FORM's value: "karatsuba" or "four"; null: karatsuba; anything else: one
+// warning, then karatsuba. Pure but for the warning.
+complex_form complex_form_from_env_value(const char* value) noexcept;
+// The process-wide form: set_complex_form_setting()'s, else OZDGEMM_ZGEMM_FORM read once.
+complex_form complex_form_setting() noexcept;
+// For the benchmark and the tests, which compare both forms in one process (`setting`: back
+// to the environment). Calls sized before keep the form they were sized with.
+void set_complex_form_setting(complex_form f) noexcept;
+
 struct complex_gemm {
   complex_problem p;  // device pointers; m, n, k > 0; 2n and 2k within the engine's limits
   complex_scalar_arg alpha, beta;
@@ -22,9 +37,9 @@ struct complex_gemm {
   size_t engine_bytes = 0;  // the engine's share of the workspace (size_complex_workspace)
 };
 
-// The workspace of `call`: the engine's for (m, 2n, 2k), then A' (16 m k bytes), B* (32 k n)
-// and T (16 m n). Sets call->real's sizes and resolves its backend (size_workspace) and
-// call->engine_bytes. False when the sizes cannot be counted.
+// The workspace of `call`: the engine's for (m, 2n', 2k'), then A' (16 m k' bytes), B* (32 k' n')
+// and T (16 m n'). Sets call->real's sizes, resolves its backend (size_workspace) and the form
+// (call->real.karatsuba), and call->engine_bytes. False when the sizes cannot be counted.
 bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept;
 
 // Enqueues packs, the real pipeline and the epilogue; returns the moduli count used, or 0 when

@@ -25,6 +25,7 @@
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
+#include "karatsuba.cuh"
 #include "engine/gpu_choice.hpp"
 #include "engine/int8_gemm.hpp"
 #include "residues.cuh"
@@ -126,6 +127,12 @@ struct layout {
   int* chosen;                 // certified: the count chosen on the GPU (engine/gpu_choice.hpp)
   unsigned long long* cert_g;  // certified: [n_pad][row_block], G of one block of rows
   int32_t* cert_part;          // certified: [n_pad][row_block], one band GEMM's INT32 sums
+  // Karatsuba form (core/karatsuba.hpp), halves k' and n': the residues of Re + Im of A'
+  // ([s][m_pad][k']) and the third product ([s][n'][rows of one block]). Those of B go into
+  // B's residue planes, in the second half of rows [0, n'), which that form never reads.
+  int8_t* sum_a;
+  int32_t* prod3;
+  size_t prod3_bytes;
   char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
   size_t lt_ws_bytes;
   size_t total_bytes;
@@ -141,7 +148,8 @@ constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 // workspace, last. row_block: rows of C per block of the GEMM and CRT steps (0 or >= m: one
 // block).
 layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                   bool automatic, bool certified, int8_gemm_backend gemm, int64_t row_block) {
+                   bool automatic, bool certified, int8_gemm_backend gemm, int64_t row_block,
+                   const karatsuba_halves& halves) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   layout L{};
   if (m < 0 || n < 0 || k < 0 || m > kMaxLayoutDim || n > kMaxLayoutDim || k > kMaxLayoutDim ||
@@ -207,6 +215,12 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
     L.cert_g = c.take<unsigned long long>(c.count(L.row_block, L.n_pad));
     L.cert_part = c.take<int32_t>(c.count(L.row_block, L.n_pad));
   }
+  if (halves.on()) {
+    L.sum_a = c.take<int8_t>(c.count(s, L.m_pad, halves.k));
+    const size_t before = c.align();
+    L.prod3 = c.take<int32_t>(c.count(s, L.row_block, halves.n));
+    L.prod3_bytes = c.used() - before;
+  }
   L.lt_ws_bytes = int8_gemm_workspace_bytes(gemm, L.m_pad, L.n_pad);
   if (L.lt_ws_bytes != 0) L.lt_ws = c.take<char>(static_cast<int64_t>(L.lt_ws_bytes));
   L.total_bytes = c.used();
@@ -232,14 +246,16 @@ constexpr int64_t kMinRowBlock = 1024;
 constexpr int64_t kMinBlockElements = int64_t{1} << 22;
 
 // The rule, from the one-block layout `whole` of the same call (fits, m_pad and n_pad > 0).
-int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int s) {
+int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int s,
+                       const karatsuba_halves& halves) {
   const double peer = static_cast<double>(s) * (static_cast<double>(m) + n) * k +
                       (s + 4.0) * static_cast<double>(m) * n;
   // cuBLASLt's workspace (at most 64 MB) is left out, as cuBLAS's own is on the peer's side.
   const double own = static_cast<double>(whole.total_bytes - whole.lt_ws_bytes);
   if (own <= peer) return whole.m_pad;
-  const double room = peer - (own - static_cast<double>(whole.shared_bytes));
-  const double per_row = 4.0 * s * static_cast<double>(whole.n_pad);
+  const double room =
+      peer - (own - static_cast<double>(whole.shared_bytes) - static_cast<double>(whole.prod3_bytes));
+  const double per_row = 4.0 * s * static_cast<double>(whole.n_pad + halves.n);
   const double room_rows = room <= 0 ? 0 : room / per_row;
   if (room_rows >= static_cast<double>(whole.m_pad)) return whole.m_pad;
   int64_t rows = static_cast<int64_t>(room_rows) / 256 * 256;  // < m_pad: fits int64
@@ -256,17 +272,18 @@ int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int
 // case), two when it splits.
 layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
                   bool automatic, bool certified, int8_gemm_backend gemm,
-                  int64_t requested_row_block) {
+                  int64_t requested_row_block, const karatsuba_halves& halves) {
   // -1: the rule; 0: one block; > 0: rows
   static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
   const int64_t rows = requested_row_block > 0 ? requested_row_block : forced;
-  if (rows >= 0) return make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rows);
-  const layout whole = make_layout(base, m, n, k, s, mode, automatic, certified, gemm, 0);
+  if (rows >= 0)
+    return make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rows, halves);
+  const layout whole = make_layout(base, m, n, k, s, mode, automatic, certified, gemm, 0, halves);
   if (!whole.fits || whole.m_pad == 0 || whole.n_pad == 0) return whole;  // no products
-  const int64_t rule = rule_row_block(whole, m, n, k, s);
+  const int64_t rule = rule_row_block(whole, m, n, k, s, halves);
   return rule >= whole.m_pad
              ? whole
-             : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule);
+             : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule, halves);
 }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/probes/README.md): one
@@ -321,11 +338,71 @@ uint32_t nearest_mask_for(int64_t k) {
   return mask;
 }
 
+// The residue planes of Re + Im of both operands of the Karatsuba form, once the residues exist.
+void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb) {
+  const karatsuba_halves& h = call.karatsuba;
+  // Re A' in columns [0, k') of each row of A's planes, Im A' in [k', 2k'); Re B in the first k'
+  // of rows [0, n') of B's planes, Im B in the first k' of rows [n', 2n'). The sums for B go to
+  // columns [k', 2k') of rows [0, n') (-Im B there is dead: only the four-product form reads it).
+  launch_residue_sums(L.res_a, L.m_pad * L.k_pad, L.k_pad, h.k, L.m_pad, h.k, tb, L.sum_a,
+                      L.m_pad * h.k, h.k, call.stream);
+  launch_residue_sums(L.res_b, L.n_pad * L.k_pad, L.k_pad, h.n * L.k_pad, h.n, h.k, tb,
+                      L.res_b + h.k, L.n_pad * L.k_pad, L.k_pad, call.stream);
+  OZDGEMM_CHECK_LAUNCH();
+}
+
+// Step 3 of the Karatsuba form for rows [i0, i0 + rows) of C: per k-block of the halves, the
+// three products P1, P2 (into the halves of prod's planes that T_re and T_im take) and P3 (into
+// prod3), batched over the moduli or one call each; between k-blocks each is reduced mod m_t as
+// in block_gemms; then the combination into T's parts.
+void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                     const modulus_table& tb, int64_t i0, int64_t rows) {
+  const int s = tb.s;
+  const int64_t kh = call.karatsuba.k, nh = call.karatsuba.n, K = L.k_pad;
+  const int64_t plane = rows * L.n_pad, half = rows * nh;
+  const int64_t a_plane = L.m_pad * K, b_plane = L.n_pad * K;
+  const int64_t sa_plane = L.m_pad * kh;
+  const bool batched = batched_gemms(call.batching, rows, nh, kh);
+  for (int64_t k0 = 0; k0 < kh; k0 += kKBlock) {
+    const int64_t klen = kh - k0 < kKBlock ? kh - k0 : kKBlock;
+    if (k0 > 0) {
+      launch_fold(L.prod, plane, tb, g.stream);
+      launch_fold(L.prod3, half, tb, g.stream);
+      OZDGEMM_CHECK_LAUNCH();
+    }
+    struct product {
+      const int8_t* a;
+      int64_t lda, a_stride;
+      const int8_t* b;
+      int64_t ldb, b_stride;
+      int32_t* c;
+      int64_t c_stride;
+    };
+    const product products[3] = {
+        {L.res_a + i0 * K + k0, K, a_plane, L.res_b + k0, K, b_plane, L.prod, plane},
+        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + k0, K, b_plane,
+         L.prod + half, plane},
+        {L.sum_a + i0 * kh + k0, kh, sa_plane, L.res_b + kh + k0, K, b_plane, L.prod3, half}};
+    for (const product& q : products) {
+      const int count = batched ? s : 1;
+      for (int t = 0; t < s; t += count) {
+        const lt_gemm_shape shape{rows,       nh,         klen,  q.lda,     q.ldb,
+                                  rows,       count,      q.a_stride, q.b_stride, q.c_stride};
+        int8_gemm_views(g, shape, q.a + t * q.a_stride, q.b + t * q.b_stride,
+                        q.c + t * q.c_stride, k0 > 0);
+      }
+    }
+  }
+  launch_karatsuba_combine(L.prod, plane, L.prod3, half, tb, g.stream);
+  OZDGEMM_CHECK_LAUNCH();
+}
+
 // Step 3 for rows [i0, i0 + rows) of C: the INT8 GEMMs of tb.s moduli per k-block, batched over
 // the moduli or one call each (batched_gemms), on g.stream; between k-blocks the INT32 sums are
 // reduced mod m_t so that the next block cannot overflow.
 void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                  const modulus_table& tb, int64_t i0, int64_t rows) {
+  if (call.karatsuba.on()) return karatsuba_gemms(call, L, g, tb, i0, rows);
   const int s = tb.s;
   const int64_t plane = rows * L.n_pad, a_plane = L.m_pad * L.k_pad;
   const int8_t* res_a = L.res_a + i0 * L.k_pad;
@@ -727,10 +804,13 @@ int64_t row_block_from_env_value(const char* value) noexcept {
 
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                scaling_mode mode, size_t* bytes, int8_gemm_backend gemm,
-                               int64_t row_block) noexcept {
+                               int64_t row_block, karatsuba_halves halves) noexcept {
+  if (halves.on() && (2 * halves.k != k || 2 * halves.n != n || halves.k % kPad != 0 ||
+                      halves.n % kPad != 0))
+    return false;  // not the halves of an embedding
   const layout L =
       layout_for(nullptr, m, n, k, moduli.layout_count(), mode, moduli.chooses_per_call(),
-                 moduli.is_certified(), resolve_int8_gemm(gemm), row_block);
+                 moduli.is_certified(), resolve_int8_gemm(gemm), row_block, halves);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
@@ -758,13 +838,15 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.moduli.count());
   const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
   const layout L = layout_for(workspace, p.m, p.n, p.k, call.moduli.layout_count(), call.mode,
-                              automatic, certified, gemm, call.row_block);
+                              automatic, certified, gemm, call.row_block, call.karatsuba);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
   // Chosen on the GPU when its graphs can be had (prepared before anything is enqueued), else on
   // the host, as the certified count is without graphs.
-  bool on_gpu = certified && call.graphs != nullptr;
+  // (Not for the Karatsuba form, whose sums of halves the GPU-chosen path does not write; complex
+  // calls choose on the host, engine/run.cpp.)
+  bool on_gpu = certified && call.graphs != nullptr && !call.karatsuba.on();
   gpu_plan plan;
   if (on_gpu) {
     plan = plan_gpu_choice(call, L, g);
@@ -862,6 +944,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (prepare_a) launch_residues(va, L.exp_a, *tb, nearest, L.res_a, st);
   launch_residues(vb, L.exp_b, *tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
+  if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
   if (ev != nullptr) record(ev->prepared, st);
 
   // 3-4 per block of rows of C (one block unless the products would outgrow the workspace

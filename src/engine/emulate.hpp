@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "core/gemm_problem.hpp"
+#include "core/karatsuba.hpp"
 #include "core/moduli_choice.hpp"
 #include "core/moduli_setting.hpp"
 #include "core/scalar.hpp"
@@ -97,6 +98,10 @@ struct device_gemm {
   // (run.hpp sets it for calls that ask, choose_on_gpu); null: the synchronising choice above.
   bool choose_on_gpu = false;
   gpu_choice_graphs* graphs = nullptr;
+  // A complex call's embedding to multiply in the Karatsuba form (core/karatsuba.hpp): step 3
+  // runs 3 INT8 GEMMs per modulus on the halves, then combines them. Same bits as without. The
+  // workspace must have been sized with the same halves.
+  karatsuba_halves karatsuba{};
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does
@@ -120,7 +125,7 @@ inline constexpr double kChoiceWaitSeconds = 1.0;
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                scaling_mode mode, size_t* bytes,
                                int8_gemm_backend gemm = int8_gemm_backend::setting,
-                               int64_t row_block = 0) noexcept;
+                               int64_t row_block = 0, karatsuba_halves halves = {}) noexcept;
 // The same for sizes known to fit; throws std::length_error when they do not.
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                  scaling_mode mode,

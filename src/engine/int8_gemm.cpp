@@ -82,26 +82,31 @@ size_t int8_gemm_workspace_bytes(int8_gemm_backend resolved, int64_t m_pad,
   return static_cast<size_t>(plane);
 }
 
-void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t k0, int64_t klen,
-               int64_t k_pad, const int8_t* a, int64_t a_stride, const int8_t* b, int32_t* c,
-               int batch, bool accumulate) {
+void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& v, const int8_t* a,
+                     const int8_t* b, int32_t* c, bool accumulate) {
   static const int32_t one = 1, zero = 0;
   if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
     throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   if (t.backend == int8_gemm_backend::lt) {
-    const lt_gemm_shape shape{m_rows, n_pad, klen,     k_pad,         k_pad,
-                              m_rows, batch, a_stride, n_pad * k_pad, m_rows * n_pad};
-    if (lt_int8_gemm(t.handle, t.stream, shape, a + k0, b + k0, c, accumulate, t.lt_workspace,
+    if (lt_int8_gemm(t.handle, t.stream, v, a, b, c, accumulate, t.lt_workspace,
                      t.lt_workspace_bytes))
       return;
     // Not served (a failure, logged there, or a shape whose timing chose cublasGemmEx);
     // nothing that changes C was enqueued, beyond timing's C = A^T B: cublasGemmEx below.
   }
   OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
-      t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m_rows), static_cast<int>(n_pad),
-      static_cast<int>(klen), &one, a + k0, CUDA_R_8I, static_cast<int>(k_pad), a_stride, b + k0,
-      CUDA_R_8I, static_cast<int>(k_pad), n_pad * k_pad, accumulate ? &one : &zero, c, CUDA_R_32I,
-      static_cast<int>(m_rows), m_rows * n_pad, batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+      t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(v.m), static_cast<int>(v.n),
+      static_cast<int>(v.k), &one, a, CUDA_R_8I, static_cast<int>(v.lda), v.stride_a, b,
+      CUDA_R_8I, static_cast<int>(v.ldb), v.stride_b, accumulate ? &one : &zero, c, CUDA_R_32I,
+      static_cast<int>(v.ldc), v.stride_c, v.batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+}
+
+void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t k0, int64_t klen,
+               int64_t k_pad, const int8_t* a, int64_t a_stride, const int8_t* b, int32_t* c,
+               int batch, bool accumulate) {
+  const lt_gemm_shape shape{m_rows, n_pad, klen,     k_pad,         k_pad,
+                            m_rows, batch, a_stride, n_pad * k_pad, m_rows * n_pad};
+  int8_gemm_views(t, shape, a + k0, b + k0, c, accumulate);
 }
 
 }  // namespace ozdgemm::detail

@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/int8_gemm_lt.hpp"
+
 namespace ozdgemm::detail {
 
 // `setting`: whatever the process-wide setting says (int8_gemm_setting()).
@@ -81,5 +83,12 @@ struct int8_gemm_target {
 void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t k0, int64_t klen,
                int64_t k_pad, const int8_t* a, int64_t a_stride, const int8_t* b, int32_t* c,
                int batch, bool accumulate);
+
+// The same on any views of the planes (`shape`: A stored k x m with leading dimension lda,
+// B k x n with ldb, C m x n with ldc, column-major; pointers at the views' first elements): the
+// Karatsuba form's products of halves of the planes (engine/emulate.cpp). Leading dimensions,
+// strides and offsets must be multiples of 16.
+void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& shape, const int8_t* a,
+                     const int8_t* b, int32_t* c, bool accumulate);
 
 }  // namespace ozdgemm::detail

@@ -67,7 +67,7 @@ run_outcome run_with_rules(cublasHandle_t caller, const device_gemm& call, size_
 bool size_workspace(device_gemm* call, size_t* bytes) noexcept {
   call->int8_gemm = resolve_int8_gemm(call->int8_gemm);
   return emulation_workspace_bytes(call->p.m, call->p.n, call->p.k, call->moduli, call->mode, bytes,
-                                   call->int8_gemm, call->row_block);
+                                   call->int8_gemm, call->row_block, call->karatsuba);
 }
 
 run_outcome run_for_handle(cublasHandle_t caller, const device_gemm& call, size_t bytes) {

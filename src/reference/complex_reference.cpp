@@ -9,11 +9,12 @@ namespace ozdgemm::detail {
 
 void complex_epilogue_on_host(const complex_problem& p, const double* t, complex_value alpha,
                               complex_value beta) {
+  const int64_t nh = embedding_half(p.n);
   for (int64_t j = 0; j < p.n; ++j)
     for (int64_t i = 0; i < p.m; ++i) {
       double* c = p.c + 2 * (j * p.ldc + i);
       const double* t_re = t == nullptr ? nullptr : t + j * p.m + i;
-      const double* t_im = t == nullptr ? nullptr : t + (p.n + j) * p.m + i;
+      const double* t_im = t == nullptr ? nullptr : t + (nh + j) * p.m + i;
       const complex_value r = complex_epilogue(t_re, t_im, alpha, beta, c);
       c[0] = r.re;
       c[1] = r.im;
@@ -22,9 +23,10 @@ void complex_epilogue_on_host(const complex_problem& p, const double* t, complex
 
 host_embedding embed_on_host(const complex_problem& p) {
   host_embedding e;
-  e.a_pack.resize(static_cast<size_t>(p.m * 2 * p.k));
-  e.b_pack.resize(static_cast<size_t>(2 * p.k * 2 * p.n));
-  e.t.resize(static_cast<size_t>(p.m * 2 * p.n));
+  const int64_t kh = embedding_half(p.k), nh = embedding_half(p.n);
+  e.a_pack.resize(static_cast<size_t>(p.m * 2 * kh));  // zeros in the padding
+  e.b_pack.resize(static_cast<size_t>(2 * kh * 2 * nh));
+  e.t.resize(static_cast<size_t>(p.m * 2 * nh));
   for (int64_t l = 0; l < p.k; ++l)
     for (int64_t i = 0; i < p.m; ++i) pack_a_element(p.a, p.m, p.k, i, l, false, e.a_pack.data());
   for (int64_t j = 0; j < p.n; ++j)
@@ -36,7 +38,9 @@ host_embedding embed_on_host(const complex_problem& p) {
 bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_moduli, size_t* bytes) {
   int64_t n2 = 0, k2 = 0, packs = 0, a = 0, b = 0, t = 0;
   size_t real = 0, pack_bytes = 0;
-  if (!checked_mul(int64_t{2}, n, &n2) || !checked_mul(int64_t{2}, k, &k2) ||
+  if (n < 0 || k < 0 || n > INT64_MAX / 4 || k > INT64_MAX / 4 ||
+      !checked_mul(int64_t{2}, embedding_half(n), &n2) ||
+      !checked_mul(int64_t{2}, embedding_half(k), &k2) ||
       !checked_mul(m, k2, &a) || !checked_mul(k2, n2, &b) || !checked_mul(m, n2, &t) ||
       !checked_add(a, b, &packs) || !checked_add(packs, t, &packs) ||
       !checked_bytes(packs, sizeof(double), &pack_bytes) ||

@@ -1,5 +1,5 @@
-// The engine's overrides, OZDGEMM_GEMM_BATCHING, OZDGEMM_ROW_BLOCK and OZDGEMM_CHOICE
-// (engine/emulate.hpp, engine/gpu_choice.hpp): what each value maps to, and the one warning an
+// The engine's overrides, OZDGEMM_GEMM_BATCHING, OZDGEMM_ROW_BLOCK, OZDGEMM_CHOICE and
+// OZDGEMM_ZGEMM_FORM (engine/emulate.hpp, engine/gpu_choice.hpp, engine/complex_gemm.hpp): what each value maps to, and the one warning an
 // invalid value gets (README, Environment: "An invalid value gets one warning naming the variable
 // and the value, then the default"). The engine reads each once per process; these are the
 // mappings.
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/logging.hpp"
+#include "engine/complex_gemm.hpp"
 #include "engine/emulate.hpp"
 #include "engine/gpu_choice.hpp"
 #include "log_capture.hpp"
@@ -30,6 +31,25 @@ TEST(EngineOverrides, GemmBatchingValues) {
   if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   EXPECT_EQ(log.count("OZDGEMM_GEMM_BATCHING="), 6);
   EXPECT_EQ(log.count("OZDGEMM_GEMM_BATCHING='loop' is invalid"), 1);
+}
+
+TEST(EngineOverrides, ZgemmFormValues) {
+  using detail::complex_form;
+  log_capture log;
+  EXPECT_EQ(detail::complex_form_from_env_value(nullptr), complex_form::karatsuba);
+  EXPECT_EQ(detail::complex_form_from_env_value("karatsuba"), complex_form::karatsuba);
+  EXPECT_EQ(detail::complex_form_from_env_value("four"), complex_form::four);
+  EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM"), 0) << "valid values are not warned about";
+  for (const char* bad : {"", "Four", "4", "3m", "karatsuba "})
+    EXPECT_EQ(detail::complex_form_from_env_value(bad), complex_form::karatsuba) << bad;
+  // The process-wide setter wins over the environment, and `setting` hands back to it.
+  detail::set_complex_form_setting(complex_form::four);
+  EXPECT_EQ(detail::complex_form_setting(), complex_form::four);
+  detail::set_complex_form_setting(complex_form::setting);
+  EXPECT_NE(detail::complex_form_setting(), complex_form::setting);
+  if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
+  EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM="), 5);
+  EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM='3m' is invalid"), 1);
 }
 
 TEST(EngineOverrides, ChoiceValues) {

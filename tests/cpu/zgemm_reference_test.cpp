@@ -134,7 +134,7 @@ zbound_result check_zbound(const zcall& c, int s, const zmatrix& C, const zmatri
       s_re *= terms.inflate;
       s_im *= terms.inflate;
       const long double tr_re = truncation_bound(terms, sc, i, j);
-      const long double tr_im = truncation_bound(terms, sc, i, c.n + j);
+      const long double tr_im = truncation_bound(terms, sc, i, detail::embedding_half(c.n) + j);
       const long double t_re = (s_re + tr_re) * (1 + 2 * u), t_im = (s_im + tr_im) * (1 + 2 * u);
       const long double e_re = tr_re + u * t_re, e_im = tr_im + u * t_im;
       const zdouble c0 = c.C0(i, j);
@@ -592,9 +592,9 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
   EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 3, at(24576), at(0), 4, at(8192),
                           3, nullptr, at(16384), 4, o),
             OZDGEMM_STATUS_INVALID_VALUE);
-  // n and k up to 2^30 - 9 only (the embedded problem has 2n columns and depth 2k); m to
-  // 2^31 - 17 as for DGEMM.
-  const int64_t half = ((int64_t{1} << 31) - 1 - 16) / 2;
+  // n and k up to 2^30 - 16 only (the embedded problem has 2n' columns and depth 2k', n' and k'
+  // rounded up to 16); m to 2^31 - 17 as for DGEMM.
+  const int64_t half = (int64_t{1} << 30) - 16;
   EXPECT_EQ(ozdgemm_zgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, half + 1, 1, at(24576), at(0), 1,
                           at(8192), 1, at(32768), at(16384), 1, o),
             OZDGEMM_STATUS_INVALID_VALUE);
@@ -620,38 +620,64 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
   munmap(base, kBytes);
 }
 
-// The complex call's workspace is the engine's for the embedded m x 2n x 2k call, then A'
-// (16 m k bytes), B* (32 k n) and T (16 m n), each 256-byte aligned: nothing else, and sized
-// once (docs/complex.md, section 4).
+// The complex call's workspace is the engine's for the embedded m x 2n' x 2k' call (with the
+// Karatsuba form's arrays in that form), then A' (16 m k' bytes), B* (32 k' n') and T (16 m n'),
+// each 256-byte aligned: nothing else, and sized once (docs/complex.md, section 4).
 TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
-  for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED})
-    for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
-      for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{100, 50, 70},
-                                    std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
-                                    std::tuple<int64_t, int64_t, int64_t>{300, 7, 4096}}) {
-        detail::complex_gemm call{};
-        call.p = detail::complex_problem{m, n, k, {}, {}, nullptr, m};
-        call.real.moduli = setting_of(moduli);
-        call.real.mode = mode;
-        call.real.int8_gemm = detail::int8_gemm_backend::cublas;
-        size_t bytes = 0;
-        ASSERT_TRUE(detail::size_complex_workspace(&call, &bytes));
-        const size_t engine = detail::emulation_workspace_bytes(
-            m, 2 * n, 2 * k, call.real.moduli, mode, detail::int8_gemm_backend::cublas);
-        EXPECT_EQ(call.engine_bytes, engine);
-        const size_t packs = 16 * static_cast<size_t>(m * k + 2 * k * n + m * n);
-        EXPECT_GE(bytes, engine + packs);
-        EXPECT_LE(bytes, engine + packs + 3 * 255) << "only alignment padding besides";
-        EXPECT_EQ(call.real.p.m, m);
-        EXPECT_EQ(call.real.p.n, 2 * n);
-        EXPECT_EQ(call.real.p.k, 2 * k);
-      }
+  using detail::complex_form;
+  for (complex_form form : {complex_form::karatsuba, complex_form::four})
+    for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED})
+      for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
+        for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{100, 50, 70},
+                                      std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                                      std::tuple<int64_t, int64_t, int64_t>{300, 7, 4096}}) {
+          detail::complex_gemm call{};
+          call.p = detail::complex_problem{m, n, k, {}, {}, nullptr, m};
+          call.real.moduli = setting_of(moduli);
+          call.real.mode = mode;
+          call.real.int8_gemm = detail::int8_gemm_backend::cublas;
+          size_t bytes = 0;
+          detail::set_complex_form_setting(form);
+          const bool sized = detail::size_complex_workspace(&call, &bytes);
+          detail::set_complex_form_setting(complex_form::setting);
+          ASSERT_TRUE(sized);
+          const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
+          // The Karatsuba form with fast scaling only (engine/complex_gemm.cpp).
+          const bool karatsuba = form == complex_form::karatsuba && mode == scaling_mode::fast;
+          const detail::karatsuba_halves halves =
+              karatsuba ? detail::karatsuba_halves{kh, nh} : detail::karatsuba_halves{};
+          EXPECT_EQ(call.real.karatsuba.k, halves.k);
+          EXPECT_EQ(call.real.karatsuba.n, halves.n);
+          size_t engine = 0;
+          ASSERT_TRUE(detail::emulation_workspace_bytes(m, 2 * nh, 2 * kh, call.real.moduli, mode,
+                                                        &engine, detail::int8_gemm_backend::cublas,
+                                                        0, halves));
+          EXPECT_EQ(call.engine_bytes, engine);
+          if (karatsuba) {  // the sums of halves and the third product
+            size_t four = 0;
+            ASSERT_TRUE(detail::emulation_workspace_bytes(m, 2 * nh, 2 * kh, call.real.moduli,
+                                                          mode, &four,
+                                                          detail::int8_gemm_backend::cublas));
+            EXPECT_GT(engine, four);
+          }
+          const size_t packs = 16 * static_cast<size_t>(m * kh + 2 * kh * nh + m * nh);
+          EXPECT_GE(bytes, engine + packs);
+          EXPECT_LE(bytes, engine + packs + 3 * 255) << "only alignment padding besides";
+          EXPECT_EQ(call.real.p.m, m);
+          EXPECT_EQ(call.real.p.n, 2 * nh);
+          EXPECT_EQ(call.real.p.k, 2 * kh);
+        }
+  // Halves that are not those of the problem are refused.
+  size_t bytes = 0;
+  EXPECT_FALSE(detail::emulation_workspace_bytes(16, 64, 64, detail::moduli_setting::fixed(14),
+                                                 scaling_mode::fast, &bytes,
+                                                 detail::int8_gemm_backend::cublas, 0,
+                                                 detail::karatsuba_halves{16, 32}));
   detail::complex_gemm huge{};
   huge.p = detail::complex_problem{
       int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, {}, {}, nullptr, 1};
   huge.real.moduli = detail::moduli_setting::fixed(14);
   huge.real.mode = scaling_mode::fast;
-  size_t bytes = 0;
   EXPECT_FALSE(detail::size_complex_workspace(&huge, &bytes)) << "sizes that overflow";
 }
 

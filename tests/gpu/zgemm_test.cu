@@ -4,7 +4,8 @@
 // host and device pointer mode and complex alpha, beta; (2) semantics against native
 // cublasZgemm on the same arguments: Inf/NaN classes per part, alpha = 0, beta = 0, k = 0,
 // invalid arguments, the s reported by ozdgemm_zgemm_ex, the certified fallback to native and
-// graph capture.
+// graph capture; (3) the Karatsuba form (the default) and the four-product form give the same
+// bits.
 #include <cuComplex.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/complex_gemm.hpp"
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.hpp"
 #include "reference/complex_reference.hpp"
@@ -226,6 +228,8 @@ std::vector<identity_case> identity_cases() {
     v.push_back({33, 21, 40, 'N', 'C', 0, 14, false, dev, {0.0, 0.0}, beta, false});
     v.push_back({33, 21, 40, 'T', 'N', 2, 16, true, dev, alpha, {0.0, 0.0}, true});
     v.push_back({3, 2, 70000, 'C', 'T', 0, 20, dev, dev, alpha, beta, false});
+    // The Karatsuba form's half depth k' = 140000 > 2^17 - 16 too: its products are folded.
+    v.push_back({5, 3, 140000, 'N', 'C', 0, 16, !dev, dev, alpha, beta, false});
   }
   return v;
 }
@@ -481,6 +485,56 @@ TEST_F(ZgemmSemantics, GraphCapture) {
   }
   ozdgemm_release_handle(handle_);
   cudaStreamDestroy(s);
+}
+
+// ---- (3) The two forms ----------------------------------------------------------------------
+
+// The Karatsuba form (3 INT8 GEMMs of halves per modulus) and the four-product form (one GEMM of
+// the whole embedding) compute the same T mod every modulus (core/karatsuba.hpp), so the same
+// C: over op pairs, sizes off the 16-element padding, both scalings, fixed, auto and certified
+// counts, and a depth whose halves need two k-blocks.
+TEST_F(ZgemmSemantics, KaratsubaAndFourProductFormsGiveTheSameBits) {
+  using ozdgemm::detail::complex_form;
+  struct form_case {
+    char ta, tb;
+    int64_t m, n, k;
+    int moduli;
+    bool fast;
+  };
+  const form_case cases[] = {{'N', 'N', 37, 29, 45, 14, true},
+                             {'C', 'T', 37, 29, 45, 16, false},
+                             {'T', 'C', 1, 1, 1, 20, true},
+                             {'N', 'C', 130, 70, 300, OZDGEMM_MODULI_CERTIFIED, true},
+                             {'C', 'N', 64, 48, 32, OZDGEMM_MODULI_AUTO, false},
+                             {'N', 'N', 200, 160, 96, OZDGEMM_MODULI_CERTIFIED, false},
+                             {'N', 'T', 4, 3, 140000, 15, true}};
+  int compared = 0;
+  for (const form_case& fc : cases) {
+    const uint64_t seed = 700 + fc.m + fc.n * 3 + fc.k * 5;
+    zproblem p(fc.ta, fc.tb, phi_zmatrix(fc.m, fc.k, 1.0, seed),
+               phi_zmatrix(fc.k, fc.n, 1.0, seed + 1), 1, {-0.75, 0.5}, {0.25, -1.5}, seed + 2);
+    const ozdgemm_options_t o = ozdgemm::test::zoptions(fc.moduli, fc.fast);
+    std::vector<zdouble> got[2];
+    int s_used[2] = {-1, -1};
+    const complex_form forms[2] = {complex_form::karatsuba, complex_form::four};
+    for (int f = 0; f < 2; ++f) {
+      ozdgemm::detail::set_complex_form_setting(forms[f]);
+      const ozdgemm_status_t st = p.run(handle_, o, false, &s_used[f]);
+      ozdgemm::detail::set_complex_form_setting(complex_form::setting);
+      ASSERT_EQ(st, OZDGEMM_STATUS_SUCCESS);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      got[f] = p.c.to_host();
+    }
+    const std::string what = std::string(1, fc.ta) + fc.tb + " " + std::to_string(fc.m) + "x" +
+                             std::to_string(fc.n) + "x" + std::to_string(fc.k) + " " +
+                             setting_name(fc.moduli);
+    ASSERT_GT(s_used[0], 0) << what << ": emulated";
+    EXPECT_EQ(s_used[0], s_used[1]) << what;
+    EXPECT_EQ(differing(got[0], got[1]), 0) << what;
+    EXPECT_EQ(differing(got[0], p.reference(o)), 0) << what << ": the host reference";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 7);
 }
 
 }  // namespace

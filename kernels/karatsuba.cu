@@ -1,0 +1,73 @@
+#include "core/karatsuba.hpp"
+#include "karatsuba.cuh"
+#include "launch_common.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr int kThreads = 256;
+
+// 16 residues per thread (one 16-byte load of each operand, one store).
+__global__ void residue_sums_kernel(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
+                                    int64_t vectors, int64_t width, modulus_table tb, int8_t* out,
+                                    int64_t out_plane, int64_t out_ld) {
+  const int t = blockIdx.y;
+  const uint32_t m = tb.m[t];
+  const int64_t chunks = width / 16, total = vectors * chunks;
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; c < total;
+       c += static_cast<int64_t>(gridDim.x) * kThreads) {
+    const int64_t v = c / chunks, l = (c - v * chunks) * 16;
+    const int8_t* src = x + t * x_plane + v * ld + l;
+    int4 lo = *reinterpret_cast<const int4*>(src);
+    const int4 hi = *reinterpret_cast<const int4*>(src + offset);
+    int8_t* a = reinterpret_cast<int8_t*>(&lo);
+    const int8_t* b = reinterpret_cast<const int8_t*>(&hi);
+#pragma unroll
+    for (int e = 0; e < 16; ++e) a[e] = residue_sum(a[e], b[e], m);
+    *reinterpret_cast<int4*>(out + t * out_plane + v * out_ld + l) = lo;
+  }
+}
+
+// Four elements per thread.
+__global__ void karatsuba_combine_kernel(int32_t* prod, int64_t plane, const int32_t* p3,
+                                         int64_t half, modulus_table tb) {
+  const int t = blockIdx.y;
+  int32_t* re = prod + t * plane;
+  int32_t* im = re + half;
+  const int32_t* q = p3 + t * half;
+  for (int64_t x = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * 4; x < half;
+       x += static_cast<int64_t>(gridDim.x) * kThreads * 4) {
+    int4 a = *reinterpret_cast<const int4*>(re + x);
+    int4 b = *reinterpret_cast<const int4*>(im + x);
+    const int4 c = *reinterpret_cast<const int4*>(q + x);
+    int32_t* pa = reinterpret_cast<int32_t*>(&a);
+    int32_t* pb = reinterpret_cast<int32_t*>(&b);
+    const int32_t* pc = reinterpret_cast<const int32_t*>(&c);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const karatsuba_part_sums r = karatsuba_parts(pa[e], pb[e], pc[e], tb, t);
+      pa[e] = r.re;
+      pb[e] = r.im;
+    }
+    *reinterpret_cast<int4*>(re + x) = a;
+    *reinterpret_cast<int4*>(im + x) = b;
+  }
+}
+
+}  // namespace
+
+void launch_residue_sums(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
+                         int64_t vectors, int64_t width, const modulus_table& tb, int8_t* out,
+                         int64_t out_plane, int64_t out_ld, cudaStream_t stream) {
+  const int64_t chunks = vectors * (width / 16);
+  residue_sums_kernel<<<dim3(grid_dim(chunks, kThreads, 65535), tb.s), kThreads, 0, stream>>>(
+      x, x_plane, ld, offset, vectors, width, tb, out, out_plane, out_ld);
+}
+
+void launch_karatsuba_combine(int32_t* prod, int64_t plane, const int32_t* p3, int64_t half,
+                              const modulus_table& tb, cudaStream_t stream) {
+  karatsuba_combine_kernel<<<dim3(grid_dim(half / 4, kThreads, 65535), tb.s), kThreads, 0,
+                             stream>>>(prod, plane, p3, half, tb);
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,148 @@
+// The Karatsuba form's arithmetic (core/karatsuba.hpp) against plain integer arithmetic:
+// residue_sum over every pair of representatives of every modulus, karatsuba_parts at the ends
+// of the INT32 range and at random, and the whole form on the embedding's residue planes
+// (core/complex_embedding.hpp), indexed as engine/emulate.cpp's karatsuba_gemms indexes them:
+// the three products of halves, combined, are congruent to the four-product T = A' B* for
+// every modulus, padding included.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/complex_embedding.hpp"
+#include "core/karatsuba.hpp"
+#include "core/moduli.hpp"
+
+namespace ozdgemm::test {
+namespace {
+
+using detail::kMaxModuli;
+using detail::modulus_table;
+
+// The engine's representative of v mod m: r - 128 for r = (v + 128) mod m in [0, m).
+int64_t engine_residue(int64_t v, int64_t m) { return ((v + 128) % m + m) % m - 128; }
+
+bool congruent(int64_t x, int64_t y, int64_t m) { return ((x - y) % m + m) % m == 0; }
+
+TEST(Karatsuba, ResidueSumIsTheEngineResidueOfTheSumForEveryPairAndModulus) {
+  for (int t = 0; t < kMaxModuli; ++t) {
+    const int64_t m = detail::kModuli[t];
+    int64_t wrong = 0;
+    for (int64_t x = -128; x <= m - 129; ++x)
+      for (int64_t y = -128; y <= m - 129; ++y) {
+        const int8_t got = detail::residue_sum(static_cast<int8_t>(x), static_cast<int8_t>(y),
+                                               static_cast<uint32_t>(m));
+        wrong += got != engine_residue(x + y, m);
+      }
+    EXPECT_EQ(wrong, 0) << "modulus " << m;
+  }
+}
+
+TEST(Karatsuba, PartsAreCongruentToTheCombinationsAndSmall) {
+  const modulus_table& tb = detail::moduli_for(kMaxModuli);
+  // The k-block limit: |p| < 2^31 - 2^15 (core/gemm_problem.hpp).
+  const int32_t edge = (int32_t{1} << 30) + ((int32_t{1} << 30) - (1 << 15) - 1);
+  std::vector<int32_t> values = {0, 1, -1, 127, -128, 16384, -16384, edge, -edge, edge - 1};
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int32_t> any(-edge, edge);
+  for (int i = 0; i < 200; ++i) values.push_back(any(rng));
+  int64_t checked = 0;
+  for (int t = 0; t < kMaxModuli; ++t) {
+    const int64_t m = tb.m[t];
+    for (size_t a = 0; a < values.size(); a += 3)
+      for (size_t b = 1; b < values.size(); b += 5)
+        for (size_t c = 2; c < values.size(); c += 7) {
+          const int64_t p1 = values[a], p2 = values[b], p3 = values[c];
+          const detail::karatsuba_part_sums r = detail::karatsuba_parts(
+              static_cast<int32_t>(p1), static_cast<int32_t>(p2), static_cast<int32_t>(p3), tb, t);
+          ASSERT_TRUE(congruent(r.re, p1 - p2, m)) << p1 << " " << p2 << " mod " << m;
+          ASSERT_TRUE(congruent(r.im, p3 - p1 - p2, m)) << p1 << " " << p2 << " " << p3;
+          ASSERT_GT(r.re, -m);
+          ASSERT_LT(r.re, m);
+          ASSERT_GT(r.im, -2 * m);
+          ASSERT_LT(r.im, m);
+          ++checked;
+        }
+  }
+  EXPECT_GT(checked, 100000);
+}
+
+// Small integers as doubles: the pack writes them where the engine's planes take them, and
+// their residues are exact.
+TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
+  const modulus_table& tb = detail::moduli_for(kMaxModuli);
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {17, 16, 33}}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(m * 100 + n * 10 + k));
+    std::uniform_int_distribution<int> val(-1000, 1000);
+    std::vector<double> a(static_cast<size_t>(2 * m * k)), b(static_cast<size_t>(2 * k * n));
+    for (double& x : a) x = val(rng);
+    for (double& x : b) x = val(rng);
+    // op(A) = A (m x k, ld m), op(B) = B (k x n, ld k), interleaved; B conjugated (op C).
+    const detail::complex_operand oa = detail::complex_operand_a(detail::op_kind::n, false,
+                                                                 a.data(), m);
+    const detail::complex_operand ob = detail::complex_operand_b(detail::op_kind::t, true,
+                                                                 b.data(), n);
+    const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
+    const int64_t K = 2 * kh, N = 2 * nh;
+    std::vector<double> ap(static_cast<size_t>(m * K)), bp(static_cast<size_t>(K * N));
+    for (int64_t l = 0; l < kh; ++l)
+      for (int64_t i = 0; i < m; ++i) detail::pack_a_element(oa, m, k, i, l, false, ap.data());
+    for (int64_t j = 0; j < nh; ++j)
+      for (int64_t l = 0; l < kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, bp.data());
+    // The four-product T = A' B*, exactly, and the complex product directly.
+    std::vector<int64_t> T(static_cast<size_t>(m * N));
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        int64_t sum = 0;
+        for (int64_t l = 0; l < K; ++l)
+          sum += static_cast<int64_t>(ap[l * m + i]) * static_cast<int64_t>(bp[j * K + l]);
+        T[j * m + i] = sum;
+      }
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        int64_t re = 0, im = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          const detail::complex_value x = oa.at(i, l), y = ob.at(j, l);
+          re += static_cast<int64_t>(x.re * y.re - x.im * y.im);
+          im += static_cast<int64_t>(x.re * y.im + x.im * y.re);
+        }
+        ASSERT_EQ(T[j * m + i], re) << "T_re at " << i << "," << j;
+        ASSERT_EQ(T[(nh + j) * m + i], im) << "T_im at " << i << "," << j;
+      }
+    for (int t = 0; t < kMaxModuli; ++t) {
+      const int64_t mod = tb.m[t];
+      // The planes as the engine holds them: A's row i is A' row i (K wide), B's row j is B*
+      // column j (K wide).
+      auto ra = [&](int64_t i, int64_t l) {
+        return engine_residue(static_cast<int64_t>(ap[l * m + i]), mod);
+      };
+      auto rb = [&](int64_t j, int64_t l) {
+        return engine_residue(static_cast<int64_t>(bp[j * K + l]), mod);
+      };
+      for (int64_t j = 0; j < nh; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+          int64_t p1 = 0, p2 = 0, p3 = 0;
+          for (int64_t l = 0; l < kh; ++l) {
+            p1 += ra(i, l) * rb(j, l);
+            p2 += ra(i, kh + l) * rb(nh + j, l);
+            const int64_t sa = detail::residue_sum(static_cast<int8_t>(ra(i, l)),
+                                                   static_cast<int8_t>(ra(i, kh + l)),
+                                                   static_cast<uint32_t>(mod));
+            const int64_t sb = detail::residue_sum(static_cast<int8_t>(rb(j, l)),
+                                                   static_cast<int8_t>(rb(nh + j, l)),
+                                                   static_cast<uint32_t>(mod));
+            p3 += sa * sb;
+          }
+          const detail::karatsuba_part_sums r = detail::karatsuba_parts(
+              static_cast<int32_t>(p1), static_cast<int32_t>(p2), static_cast<int32_t>(p3), tb, t);
+          ASSERT_TRUE(congruent(r.re, T[j * m + i], mod)) << i << "," << j << " mod " << mod;
+          ASSERT_TRUE(congruent(r.im, T[(nh + j) * m + i], mod)) << i << "," << j << " mod " << mod;
+        }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ozdgemm::test
