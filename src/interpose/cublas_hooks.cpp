@@ -20,6 +20,7 @@
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/complex_gemm.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
@@ -65,12 +66,19 @@ const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
 
 // The real problem the model prices: ZGEMM runs as one real GEMM of m x 2n x 2k (the embedding
-// of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to.
+// of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to; in the Karatsuba
+// form (fast scaling, engine/complex_gemm.hpp) its modulus GEMMs do 3/4 of that problem's work
+// (int8_work).
 struct model_shape {
   int64_t m, n, k;
+  double int8_work;
 };
-model_shape priced(const device_request<double>& r) { return {r.m, r.n, r.k}; }
-model_shape priced(const device_request<cuDoubleComplex>& r) { return {r.m, 2 * r.n, 2 * r.k}; }
+model_shape priced(const device_request<double>& r, scaling_mode) { return {r.m, r.n, r.k, 1.0}; }
+model_shape priced(const device_request<cuDoubleComplex>& r, scaling_mode mode) {
+  const bool karatsuba =
+      complex_form_setting() == complex_form::karatsuba && mode == scaling_mode::fast;
+  return {r.m, 2 * r.n, 2 * r.k, karatsuba ? 0.75 : 1.0};
+}
 
 // Why emulation cannot serve this call at all, or nullptr.
 template <class T>
@@ -124,7 +132,7 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
     if (blocked == nullptr) {
       // The GPU of the call: whether the emulation runs on it, and its rates (measured on the
       // first call the model decides, unless the stream is being captured).
-      const model_shape sh = priced(r);
+      const model_shape sh = priced(r, cfg->scaling);
       const gpu_model& gpu = model_of_device(
           current_device(),
           consults_model(*cfg, sh.m, sh.n, sh.k) ? cfg->calibrate : calibrate_mode::off,
@@ -132,7 +140,7 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
       rec.gpu = gpu.label.c_str();
       const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
-                        native_work);
+                        native_work, sh.int8_work);
     }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
