@@ -3,11 +3,16 @@
 // per-call choices (certified, the default, and auto). One row per (set, n, method): time,
 // TFLOPS counting 8 n^3, speed-up over native, and the errors against a double-double
 // reference at sampled entries. Per set and n it then names the accuracy-matched s: the
-// smallest s whose errors are no worse than native cublasZgemm's in both metrics.
+// smallest s whose errors are no worse than native cublasZgemm's in both metrics, per form.
 //
 //   zgemm_bench [--sizes 2048,4096] [--moduli 12-20] [--modes fast,accurate] [--phi 0,0.5,2]
-//               [--sample-rows 24] [--sample-cols 24] [--target-ms 1000] [--min-reps 3]
-//               [--csv FILE] [--dry-run]
+//               [--forms karatsuba,four] [--sample-rows 24] [--sample-cols 24]
+//               [--target-ms 1000] [--min-reps 3] [--csv FILE] [--dry-run]
+//
+// Forms (engine/complex_gemm.hpp): "ozdgemm" rows run the Karatsuba form (the default), "ozdgemm
+// four" rows the four-product form at the same s and mode, right after; the bench compares the
+// two results bit for bit over all of C (same_bits: 1 when identical). The per-call choices run
+// the default form.
 //
 // Inputs: every real and imaginary part is (U - 0.5) exp(phi N(0,1)) (bench_inputs.hpp), A and
 // B square, column-major, op N. Errors: rel = max |C - R| / |R| and scaled = max |C - R| /
@@ -29,6 +34,7 @@
 #include "common/bench_cuda.hpp"
 #include "common/bench_inputs.hpp"
 #include "common/bench_methods.hpp"
+#include "engine/complex_gemm.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace ozdgemm::bench {
@@ -39,6 +45,8 @@ struct zoptions {
   std::vector<int> moduli;
   std::vector<ozdgemm_scaling_t> modes{OZDGEMM_SCALING_FAST, OZDGEMM_SCALING_ACCURATE};
   std::vector<double> phis{0.0, 0.5, 2.0};
+  std::vector<detail::complex_form> forms{detail::complex_form::karatsuba,
+                                          detail::complex_form::four};
   int sample_rows = 24, sample_cols = 24;
   timing_policy tp{0, 1, 1000.0, 3, 50};
   std::string csv;
@@ -93,6 +101,10 @@ zoptions parse(int argc, char** argv) {
     } else if (a == "--phi") {
       o.phis.clear();
       for (const std::string& v : split(val())) o.phis.push_back(std::atof(v.c_str()));
+    } else if (a == "--forms") {
+      o.forms.clear();
+      for (const std::string& v : split(val()))
+        o.forms.push_back(v == "four" ? detail::complex_form::four : detail::complex_form::karatsuba);
     } else if (a == "--sample-rows") {
       o.sample_rows = std::atoi(val().c_str());
     } else if (a == "--sample-cols") {
@@ -121,7 +133,31 @@ struct method_row {
   double ms = kNaN;
   double rel = kNaN, scaled = kNaN;
   std::string error;
+  int same_bits = -1;  // "ozdgemm four": 1 when C equals the Karatsuba form's bit for bit
 };
+
+__global__ void count_differing(const unsigned long long* x, const unsigned long long* y,
+                                size_t n, unsigned long long* count) {
+  unsigned long long d = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x)
+    d += x[i] != y[i];
+  if (d != 0) atomicAdd(count, d);
+}
+
+// The number of the `n` doubles at x and y (device) whose bits differ.
+unsigned long long differing_doubles(const double* x, const double* y, size_t n,
+                                     cudaStream_t stream) {
+  device_array<unsigned long long> count(1);
+  OZDGEMM_CUDA_TRY(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), stream));
+  count_differing<<<1024, 256, 0, stream>>>(reinterpret_cast<const unsigned long long*>(x),
+                                            reinterpret_cast<const unsigned long long*>(y), n,
+                                            count.get());
+  unsigned long long host = 0;
+  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(&host, count.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream));
+  return host;
+}
 
 // The sampled rows of A, columns of B, and the double-double reference at their crossings.
 struct zsamples {
@@ -194,7 +230,8 @@ double tflops(int64_t n, double ms) { return 8.0 * double(n) * double(n) * doubl
 int main(int argc, char** argv) {
   using namespace ozdgemm::bench;
   const zoptions o = parse(argc, argv);
-  const int methods = 5 + static_cast<int>(o.moduli.size() * o.modes.size());
+  const int methods =
+      5 + static_cast<int>(o.moduli.size() * o.modes.size() * std::max<size_t>(1, o.forms.size()));
   if (o.dry_run) {
     double total = 0.0;
     for (int64_t n : o.sizes) {
@@ -223,7 +260,7 @@ int main(int argc, char** argv) {
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
-    csv << "phi,n,method,s,mode,ms,tflops,speedup,rel,scaled,error\n";
+    csv << "phi,n,method,s,mode,ms,tflops,speedup,rel,scaled,error,same_bits\n";
   }
   cuda_stream stream;
   cublas_handle plain(stream.get()), emu(stream.get());
@@ -287,13 +324,27 @@ int main(int argc, char** argv) {
         });
         rows.back().s = used;
       };
+      {  // C of the form before (freed before the per-call choices, which need the most memory)
+      device_array<double> first_form(static_cast<size_t>(2 * n * n));
       for (ozdgemm_scaling_t mode : o.modes)
-        for (int s : o.moduli) {
-          ozdgemm_options_t opt = ozdgemm_default_options();
-          opt.num_moduli = s;
-          opt.scaling = mode;
-          ozdgemm_row("ozdgemm", opt);
-        }
+        for (int s : o.moduli)
+          for (size_t f = 0; f < o.forms.size(); ++f) {
+            ozdgemm_options_t opt = ozdgemm_default_options();
+            opt.num_moduli = s;
+            opt.scaling = mode;
+            const bool four = o.forms[f] == ozdgemm::detail::complex_form::four;
+            ozdgemm::detail::set_complex_form_setting(o.forms[f]);
+            ozdgemm_row(four ? "ozdgemm four" : "ozdgemm", opt);
+            ozdgemm::detail::set_complex_form_setting(ozdgemm::detail::complex_form::setting);
+            const size_t doubles = static_cast<size_t>(2 * n * n);
+            if (f > 0 && rows.back().error.empty() && rows[rows.size() - 2].error.empty())
+              rows.back().same_bits =
+                  differing_doubles(first_form.get(), in.c.get(), doubles, stream.get()) == 0;
+            OZDGEMM_CUDA_TRY(cudaMemcpyAsync(first_form.get(), in.c.get(), doubles * 8,
+                                             cudaMemcpyDeviceToDevice, stream.get()));
+          }
+      OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+      }
       ozdgemm_row("ozdgemm certified", ozdgemm_default_options());
       ozdgemm_options_t automatic = ozdgemm_default_options();
       automatic.num_moduli = OZDGEMM_MODULI_AUTO;
@@ -308,28 +359,36 @@ int main(int argc, char** argv) {
         const std::string label =
             r.name + (r.s > 0 ? " s=" + std::to_string(r.s) : "") + (r.mode.empty() ? "" : " " + r.mode);
         const double speedup = native.ms / r.ms;
-        std::printf("  %-40s %9.3f %8.2f %8.2f %10.2e %10.2e %s\n", label.c_str(), r.ms,
-                    tflops(n, r.ms), speedup, r.rel, r.scaled, r.error.c_str());
+        const char* bits = r.same_bits < 0 ? "" : r.same_bits ? " (same bits)" : " (BITS DIFFER)";
+        std::printf("  %-40s %9.3f %8.2f %8.2f %10.2e %10.2e %s%s\n", label.c_str(), r.ms,
+                    tflops(n, r.ms), speedup, r.rel, r.scaled, r.error.c_str(), bits);
         if (csv.is_open())
           csv << phi << ',' << n << ',' << r.name << ',' << r.s << ',' << r.mode << ',' << r.ms
               << ',' << tflops(n, r.ms) << ',' << speedup << ',' << r.rel << ',' << r.scaled
-              << ',' << r.error << '\n';
+              << ',' << r.error << ',' << (r.same_bits < 0 ? "" : r.same_bits ? "1" : "0")
+              << '\n';
       }
-      // The accuracy-matched s of each mode: the smallest fixed s no worse than native in both
-      // metrics, and its speed-up.
-      for (ozdgemm_scaling_t mode : o.modes) {
-        const char* mname = mode == OZDGEMM_SCALING_FAST ? "fast" : "accurate";
-        const method_row* best = nullptr;
-        for (const method_row& r : rows)
-          if (r.name == "ozdgemm" && r.mode == mname && r.error.empty() && r.rel <= native.rel &&
-              r.scaled <= native.scaled && (best == nullptr || r.s < best->s))
-            best = &r;
-        if (best != nullptr)
-          std::printf("  matched (%s): s = %d, %.2fx native, %.2fx zgemm3m\n", mname, best->s,
-                      native.ms / best->ms, rows[1].ms / best->ms);
-        else
-          std::printf("  matched (%s): no s meets native\n", mname);
-      }
+      // The accuracy-matched s of each form and mode: the smallest fixed s no worse than native
+      // in both metrics, and its speed-up.
+      for (const char* form : {"ozdgemm", "ozdgemm four"})
+        for (ozdgemm_scaling_t mode : o.modes) {
+          const char* mname = mode == OZDGEMM_SCALING_FAST ? "fast" : "accurate";
+          const method_row* best = nullptr;
+          bool ran = false;
+          for (const method_row& r : rows) {
+            if (r.name != form || r.mode != mname) continue;
+            ran = true;
+            if (r.error.empty() && r.rel <= native.rel && r.scaled <= native.scaled &&
+                (best == nullptr || r.s < best->s))
+              best = &r;
+          }
+          if (!ran) continue;
+          if (best != nullptr)
+            std::printf("  matched (%s, %s): s = %d, %.2fx native, %.2fx zgemm3m\n", form, mname,
+                        best->s, native.ms / best->ms, rows[1].ms / best->ms);
+          else
+            std::printf("  matched (%s, %s): no s meets native\n", form, mname);
+        }
       std::fflush(stdout);
     }
   return 0;
