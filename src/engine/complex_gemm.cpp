@@ -50,14 +50,15 @@ std::atomic<int> forced_form{static_cast<int>(complex_form::setting)};
 }  // namespace
 
 complex_form complex_form_from_env_value(const char* value) noexcept {
-  if (value == nullptr || std::strcmp(value, "karatsuba") == 0) return complex_form::karatsuba;
+  if (value == nullptr) return complex_form::automatic;
+  if (std::strcmp(value, "karatsuba") == 0) return complex_form::karatsuba;
   if (std::strcmp(value, "four") == 0) return complex_form::four;
   try {  // the wording of dispatch/settings.cpp's other settings
-    logger().warn("OZDGEMM_ZGEMM_FORM='{}' is invalid (expected karatsuba|four); using karatsuba",
+    logger().warn("OZDGEMM_ZGEMM_FORM='{}' is invalid (expected karatsuba|four); using the rule",
                   value);
   } catch (...) {
   }
-  return complex_form::karatsuba;
+  return complex_form::automatic;
 }
 
 complex_form complex_form_setting() noexcept {
@@ -72,16 +73,23 @@ void set_complex_form_setting(complex_form f) noexcept {
   forced_form.store(static_cast<int>(f), std::memory_order_relaxed);
 }
 
+bool uses_karatsuba(complex_form form, scaling_mode mode, int64_t m, int64_t n,
+                    int64_t k) noexcept {
+  if (form == complex_form::setting) form = complex_form_setting();
+  if (mode != scaling_mode::fast || form == complex_form::four) return false;
+  if (form == complex_form::karatsuba) return true;
+  // In double: the product of the padded sizes may not fit 64 bits.
+  return static_cast<double>(round_up(m, kPad)) * static_cast<double>(embedding_half(n)) *
+             static_cast<double>(embedding_half(k)) >=
+         34359738368.0;  // 2^35
+}
+
 bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
   const complex_problem& p = call->p;
   if (p.n > INT64_MAX / 4 || p.k > INT64_MAX / 4) return false;
   call->real.p = embedded_problem(p, nullptr, nullptr, nullptr);
-  // Fast scaling only: its exponent of a column of B* depends on the column's magnitudes alone,
-  // so columns j and n' + j (Re B and Im B, which P3 adds) share one. Accurate scaling's
-  // exponents come from |A'| |B*|, which differs between the two: those calls run the
-  // four-product form.
   call->real.karatsuba =
-      complex_form_setting() == complex_form::karatsuba && call->real.mode == scaling_mode::fast
+      uses_karatsuba(complex_form::setting, call->real.mode, p.m, p.n, p.k)
           ? karatsuba_halves{embedding_half(p.k), embedding_half(p.n)}
           : karatsuba_halves{};
   if (!size_workspace(&call->real, &call->engine_bytes)) return false;

@@ -14,19 +14,28 @@
 namespace ozdgemm::detail {
 
 // How the embedded product is multiplied: the Karatsuba form (core/karatsuba.hpp: 3 INT8 GEMMs
-// of k' x n' halves per modulus; fast scaling only, see size_complex_workspace) or the
-// embedding's one real GEMM (the work of 4). The same bits; a matter of speed
-// (bench/results/zgemm/). `setting`: the process-wide one.
-enum class complex_form { setting = 0, karatsuba = 1, four = 2 };
+// of k' x n' halves per modulus) or the embedding's one real GEMM (the work of 4). The same
+// bits; a matter of speed (bench/results/zgemm/). `automatic`: by size (uses_karatsuba);
+// `setting`: the process-wide one.
+enum class complex_form { setting = 0, automatic = 1, karatsuba = 2, four = 3 };
 
-// OZDGEMM_ZGEMM_FORM's value: "karatsuba" or "four"; null: karatsuba; anything else: one
-// warning, then karatsuba. Pure but for the warning.
+// OZDGEMM_ZGEMM_FORM's value: "karatsuba" or "four"; null: automatic; anything else: one
+// warning, then automatic. Pure but for the warning.
 complex_form complex_form_from_env_value(const char* value) noexcept;
 // The process-wide form: set_complex_form_setting()'s, else OZDGEMM_ZGEMM_FORM read once.
 complex_form complex_form_setting() noexcept;
 // For the benchmark and the tests, which compare both forms in one process (`setting`: back
 // to the environment). Calls sized before keep the form they were sized with.
 void set_complex_form_setting(complex_form f) noexcept;
+
+// Whether an m x n x k complex call with this scaling runs the Karatsuba form under `form`
+// (`setting`: the process-wide one). Fast scaling only: its exponent of a column of B* depends on
+// the column's magnitudes alone, so columns j and n' + j (Re B and Im B, which P3 adds) share
+// one; accurate scaling's come from |A'| |B*|, which differs between the two. `automatic`: from
+// m n' k' = 2^35 multiply-adds per product up. Measured on the H200 at the matched s
+// (bench/results/zgemm/): the Karatsuba form was 0.78x the four-product form's speed at 2048^3
+// (3 GEMMs too small to fill the GPU, and the combination pass) and 1.02-1.21x from 4096^3 up.
+bool uses_karatsuba(complex_form form, scaling_mode mode, int64_t m, int64_t n, int64_t k) noexcept;
 
 struct complex_gemm {
   complex_problem p;  // device pointers; m, n, k > 0; 2n and 2k within the engine's limits

@@ -67,16 +67,15 @@ const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_z
 
 // The real problem the model prices: ZGEMM runs as one real GEMM of m x 2n x 2k (the embedding
 // of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to; in the Karatsuba
-// form (fast scaling, engine/complex_gemm.hpp) its modulus GEMMs do 3/4 of that problem's work
-// (int8_work).
+// form (engine/complex_gemm.hpp, uses_karatsuba) its modulus GEMMs do 3/4 of that problem's
+// work (int8_work).
 struct model_shape {
   int64_t m, n, k;
   double int8_work;
 };
 model_shape priced(const device_request<double>& r, scaling_mode) { return {r.m, r.n, r.k, 1.0}; }
 model_shape priced(const device_request<cuDoubleComplex>& r, scaling_mode mode) {
-  const bool karatsuba =
-      complex_form_setting() == complex_form::karatsuba && mode == scaling_mode::fast;
+  const bool karatsuba = uses_karatsuba(complex_form::setting, mode, r.m, r.n, r.k);
   return {r.m, 2 * r.n, 2 * r.k, karatsuba ? 0.75 : 1.0};
 }
 

@@ -36,17 +36,33 @@ TEST(EngineOverrides, GemmBatchingValues) {
 TEST(EngineOverrides, ZgemmFormValues) {
   using detail::complex_form;
   log_capture log;
-  EXPECT_EQ(detail::complex_form_from_env_value(nullptr), complex_form::karatsuba);
+  EXPECT_EQ(detail::complex_form_from_env_value(nullptr), complex_form::automatic);
   EXPECT_EQ(detail::complex_form_from_env_value("karatsuba"), complex_form::karatsuba);
   EXPECT_EQ(detail::complex_form_from_env_value("four"), complex_form::four);
   EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM"), 0) << "valid values are not warned about";
   for (const char* bad : {"", "Four", "4", "3m", "karatsuba "})
-    EXPECT_EQ(detail::complex_form_from_env_value(bad), complex_form::karatsuba) << bad;
+    EXPECT_EQ(detail::complex_form_from_env_value(bad), complex_form::automatic) << bad;
   // The process-wide setter wins over the environment, and `setting` hands back to it.
   detail::set_complex_form_setting(complex_form::four);
   EXPECT_EQ(detail::complex_form_setting(), complex_form::four);
   detail::set_complex_form_setting(complex_form::setting);
   EXPECT_NE(detail::complex_form_setting(), complex_form::setting);
+  // The rule: fast scaling only; by size unless forced (2^35 multiply-adds per product).
+  using detail::scaling_mode;
+  using detail::uses_karatsuba;
+  for (complex_form f : {complex_form::automatic, complex_form::karatsuba, complex_form::four})
+    EXPECT_FALSE(uses_karatsuba(f, scaling_mode::accurate, 8192, 8192, 8192));
+  EXPECT_FALSE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, 2048, 2048, 2048));
+  EXPECT_TRUE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, 4096, 4096, 4096));
+  EXPECT_TRUE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, 2048, 4096, 4096));
+  EXPECT_TRUE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, 2033, 4095, 4090))
+      << "padded to 2048 x 4096 x 4096: 2^35";
+  EXPECT_FALSE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, 2032, 4096, 4096));
+  EXPECT_TRUE(uses_karatsuba(complex_form::karatsuba, scaling_mode::fast, 1, 1, 1));
+  EXPECT_FALSE(uses_karatsuba(complex_form::four, scaling_mode::fast, 16384, 16384, 16384));
+  EXPECT_TRUE(uses_karatsuba(complex_form::automatic, scaling_mode::fast, int64_t{1} << 40,
+                             int64_t{1} << 40, int64_t{1} << 40))
+      << "no overflow";
   if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM="), 5);
   EXPECT_EQ(log.count("OZDGEMM_ZGEMM_FORM='3m' is invalid"), 1);

@@ -642,8 +642,9 @@ TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
           detail::set_complex_form_setting(complex_form::setting);
           ASSERT_TRUE(sized);
           const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
-          // The Karatsuba form with fast scaling only (engine/complex_gemm.cpp).
+          // The Karatsuba form with fast scaling only (engine/complex_gemm.hpp).
           const bool karatsuba = form == complex_form::karatsuba && mode == scaling_mode::fast;
+          EXPECT_EQ(karatsuba, detail::uses_karatsuba(form, mode, m, n, k));
           const detail::karatsuba_halves halves =
               karatsuba ? detail::karatsuba_halves{kh, nh} : detail::karatsuba_halves{};
           EXPECT_EQ(call.real.karatsuba.k, halves.k);
