@@ -3,7 +3,8 @@
 # directly and under LD_PRELOAD=libozdgemm.so, alternating, `rounds` times each, from a build
 # folder (OZDGEMM_BUILD_DIR, default build; it may come from another machine). Preloaded runs use
 # the library's defaults (nothing set but what the caller exports). Writes passthrough.txt under
-# $OUT (default ./out) and prints it: every run's line, then the medians and their difference.
+# $OUT (default ./out) and prints it: every run's line, then the medians of both timings (end to
+# end, host) and their differences.
 #
 #   bench/passthrough/run_passthrough.sh [rounds (5)] [passthrough_bench flags...]
 set -euo pipefail
@@ -30,14 +31,17 @@ for ((r = 0; r < rounds; ++r)); do
   one_run preloaded LD_PRELOAD="$lib"
 done
 awk '
-  { for (i = 2; i <= NF; ++i) if ($i ~ /^us_per_call=/) { split($i, kv, "="); v[$1, ++c[$1]] = kv[2] } }
-  function median(name,   n, i, j, t, a) {
-    n = c[name]; for (i = 1; i <= n; ++i) a[i] = v[name, i]
+  { for (i = 2; i <= NF; ++i) if ($i ~ /us_per_call=/) { split($i, kv, "="); v[$1, kv[1], ++c[$1, kv[1]]] = kv[2] } }
+  function median(name, key,   n, i, j, t, a) {
+    n = c[name, key]; for (i = 1; i <= n; ++i) a[i] = v[name, key, i]
     for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   END {
-    d = median("direct"); p = median("preloaded")
-    printf "median us per call: direct %.3f, preloaded %.3f, added %.3f\n", d, p, p - d
+    for (k = 1; k <= 2; ++k) {
+      key = k == 1 ? "us_per_call" : "host_us_per_call"
+      d = median("direct", key); p = median("preloaded", key)
+      printf "median %s: direct %.3f, preloaded %.3f, added %.3f\n", key, d, p, p - d
+    }
   }' "$log" >> "$log"
 cat "$log"
