@@ -104,7 +104,8 @@ zoptions parse(int argc, char** argv) {
     } else if (a == "--forms") {
       o.forms.clear();
       for (const std::string& v : split(val()))
-        o.forms.push_back(v == "four" ? detail::complex_form::four : detail::complex_form::karatsuba);
+        o.forms.push_back(v == "four" ? detail::complex_form::four
+                                      : detail::complex_form::karatsuba);
     } else if (a == "--sample-rows") {
       o.sample_rows = std::atoi(val().c_str());
     } else if (a == "--sample-cols") {
@@ -136,8 +137,8 @@ struct method_row {
   int same_bits = -1;  // "ozdgemm four": 1 when C equals the Karatsuba form's bit for bit
 };
 
-__global__ void count_differing(const unsigned long long* x, const unsigned long long* y,
-                                size_t n, unsigned long long* count) {
+__global__ void count_differing(const unsigned long long* x, const unsigned long long* y, size_t n,
+                                unsigned long long* count) {
   unsigned long long d = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
        i += size_t{gridDim.x} * blockDim.x)
@@ -154,7 +155,8 @@ unsigned long long differing_doubles(const double* x, const double* y, size_t n,
                                             reinterpret_cast<const unsigned long long*>(y), n,
                                             count.get());
   unsigned long long host = 0;
-  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(&host, count.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  OZDGEMM_CUDA_TRY(
+      cudaMemcpyAsync(&host, count.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
   OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream));
   return host;
 }
@@ -325,25 +327,25 @@ int main(int argc, char** argv) {
         rows.back().s = used;
       };
       {  // C of the form before (freed before the per-call choices, which need the most memory)
-      device_array<double> first_form(static_cast<size_t>(2 * n * n));
-      for (ozdgemm_scaling_t mode : o.modes)
-        for (int s : o.moduli)
-          for (size_t f = 0; f < o.forms.size(); ++f) {
-            ozdgemm_options_t opt = ozdgemm_default_options();
-            opt.num_moduli = s;
-            opt.scaling = mode;
-            const bool four = o.forms[f] == ozdgemm::detail::complex_form::four;
-            ozdgemm::detail::set_complex_form_setting(o.forms[f]);
-            ozdgemm_row(four ? "ozdgemm four" : "ozdgemm", opt);
-            ozdgemm::detail::set_complex_form_setting(ozdgemm::detail::complex_form::setting);
-            const size_t doubles = static_cast<size_t>(2 * n * n);
-            if (f > 0 && rows.back().error.empty() && rows[rows.size() - 2].error.empty())
-              rows.back().same_bits =
-                  differing_doubles(first_form.get(), in.c.get(), doubles, stream.get()) == 0;
-            OZDGEMM_CUDA_TRY(cudaMemcpyAsync(first_form.get(), in.c.get(), doubles * 8,
-                                             cudaMemcpyDeviceToDevice, stream.get()));
-          }
-      OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+        device_array<double> first_form(static_cast<size_t>(2 * n * n));
+        for (ozdgemm_scaling_t mode : o.modes)
+          for (int s : o.moduli)
+            for (size_t f = 0; f < o.forms.size(); ++f) {
+              ozdgemm_options_t opt = ozdgemm_default_options();
+              opt.num_moduli = s;
+              opt.scaling = mode;
+              const bool four = o.forms[f] == ozdgemm::detail::complex_form::four;
+              ozdgemm::detail::set_complex_form_setting(o.forms[f]);
+              ozdgemm_row(four ? "ozdgemm four" : "ozdgemm", opt);
+              ozdgemm::detail::set_complex_form_setting(ozdgemm::detail::complex_form::setting);
+              const size_t doubles = static_cast<size_t>(2 * n * n);
+              if (f > 0 && rows.back().error.empty() && rows[rows.size() - 2].error.empty())
+                rows.back().same_bits =
+                    differing_doubles(first_form.get(), in.c.get(), doubles, stream.get()) == 0;
+              OZDGEMM_CUDA_TRY(cudaMemcpyAsync(first_form.get(), in.c.get(), doubles * 8,
+                                               cudaMemcpyDeviceToDevice, stream.get()));
+            }
+        OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
       }
       ozdgemm_row("ozdgemm certified", ozdgemm_default_options());
       ozdgemm_options_t automatic = ozdgemm_default_options();
@@ -364,8 +366,11 @@ int main(int argc, char** argv) {
                     tflops(n, r.ms), speedup, r.rel, r.scaled, r.error.c_str(), bits);
         if (csv.is_open())
           csv << phi << ',' << n << ',' << r.name << ',' << r.s << ',' << r.mode << ',' << r.ms
-              << ',' << tflops(n, r.ms) << ',' << speedup << ',' << r.rel << ',' << r.scaled
-              << ',' << r.error << ',' << (r.same_bits < 0 ? "" : r.same_bits ? "1" : "0")
+              << ',' << tflops(n, r.ms) << ',' << speedup << ',' << r.rel << ',' << r.scaled << ','
+              << r.error << ','
+              << (r.same_bits < 0 ? ""
+                  : r.same_bits   ? "1"
+                                  : "0")
               << '\n';
       }
       // The accuracy-matched s of each form and mode: the smallest fixed s no worse than native

@@ -56,14 +56,15 @@ __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
 
 void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
                    double* a_pack, cudaStream_t stream) {
-  pack_a_kernel<<<dim3(grid_dim(m, kThreads), grid_dim(embedding_half(k), 1, 65535)), kThreads, 0, stream>>>(
-      a, m, k, alpha_dev, a_pack);
+  pack_a_kernel<<<dim3(grid_dim(m, kThreads), grid_dim(embedding_half(k), 1, 65535)), kThreads, 0,
+                  stream>>>(a, m, k, alpha_dev, a_pack);
 }
 
 void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
                    double* b_pack, cudaStream_t stream) {
-  pack_b_kernel<<<dim3(grid_dim(embedding_half(k), kThreads), grid_dim(embedding_half(n), 1, 65535)), kThreads, 0, stream>>>(
-      b, n, k, alpha_dev, b_pack);
+  pack_b_kernel<<<dim3(grid_dim(embedding_half(k), kThreads),
+                       grid_dim(embedding_half(n), 1, 65535)),
+                  kThreads, 0, stream>>>(b, n, k, alpha_dev, b_pack);
 }
 
 void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,

@@ -12,7 +12,8 @@
 
 namespace ozdgemm::detail {
 
-// A' (m x 2k', ld m) from op(A), zeros in the padding; alpha_dev: alpha in device pointer mode, else null.
+// A' (m x 2k', ld m) from op(A), zeros in the padding; alpha_dev: alpha in device pointer mode,
+// else null.
 void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
                    double* a_pack, cudaStream_t stream);
 

@@ -40,10 +40,14 @@ bool cuda_ok(cudaError_t e, const char* what) {
 int main(int argc, char** argv) {
   int n = 64, calls = 100000, warmup = 2000, batch = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--n") == 0) n = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--calls") == 0) calls = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--warmup") == 0) warmup = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--batch") == 0) batch = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--n") == 0)
+      n = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--calls") == 0)
+      calls = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--warmup") == 0)
+      warmup = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--batch") == 0)
+      batch = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "passthrough_bench: unknown option %s\n", argv[i]);
       return 2;
@@ -59,14 +63,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < elems; ++i) host[i] = 0.25 + static_cast<double>(i % 97) / 97.0;
   double *a = nullptr, *b = nullptr, *c = nullptr;
   cudaStream_t stream;
-  if (!cuda_ok(cudaMalloc(&a, elems * 8), "malloc") || !cuda_ok(cudaMalloc(&b, elems * 8), "malloc") ||
+  if (!cuda_ok(cudaMalloc(&a, elems * 8), "malloc") ||
+      !cuda_ok(cudaMalloc(&b, elems * 8), "malloc") ||
       !cuda_ok(cudaMalloc(&c, elems * 8), "malloc") ||
       !cuda_ok(cudaMemcpy(a, host.data(), elems * 8, cudaMemcpyHostToDevice), "copy") ||
       !cuda_ok(cudaMemcpy(b, host.data(), elems * 8, cudaMemcpyHostToDevice), "copy") ||
       !cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"))
     return 1;
   cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS) {
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "passthrough_bench: cuBLAS handle\n");
     return 1;
   }
@@ -105,8 +111,8 @@ int main(int argc, char** argv) {
     host_us += std::chrono::duration<double, std::micro>(b1 - b0).count();
     host_calls += count;
   }
-  std::printf("n=%d calls=%d us_per_call=%.3f host_us_per_call=%.3f\n", n, calls,
-              total_us / calls, host_us / host_calls);
+  std::printf("n=%d calls=%d us_per_call=%.3f host_us_per_call=%.3f\n", n, calls, total_us / calls,
+              host_us / host_calls);
   cublasDestroy(h);
   cudaStreamDestroy(stream);
   cudaFree(a);

@@ -89,10 +89,9 @@ prediction predict_host(int64_t m, int64_t n, int64_t k, moduli_setting moduli, 
   const double cpu = 2.0 * m * n * k / rates.cpu_blas;
   const double bytes = 8.0 * (static_cast<double>(m) * k + static_cast<double>(k) * n +
                               static_cast<double>(m) * n * (reads_c ? 2 : 1));
-  return {
-      cpu * 1e3,
-      (bytes / rates.host_link + emulated_seconds(m, n, k, moduli, mode, reads_c, rates, 1.0)) *
-          1e3};
+  return {cpu * 1e3,
+          (bytes / rates.host_link + emulated_seconds(m, n, k, moduli, mode, reads_c, rates, 1.0)) *
+              1e3};
 }
 
 }  // namespace ozdgemm::detail

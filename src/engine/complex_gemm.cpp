@@ -27,9 +27,8 @@ complex_layout layout_for(char* base, const complex_problem& p, size_t engine_by
   complex_layout L{};
   int64_t k2 = 0, n2 = 0, a_elems = 0, b_elems = 0, t_elems = 0;
   L.fits = checked_mul(int64_t{2}, embedding_half(p.k), &k2) &&
-           checked_mul(int64_t{2}, embedding_half(p.n), &n2) &&
-           checked_mul(p.m, k2, &a_elems) && checked_mul(k2, n2, &b_elems) &&
-           checked_mul(p.m, n2, &t_elems);
+           checked_mul(int64_t{2}, embedding_half(p.n), &n2) && checked_mul(p.m, k2, &a_elems) &&
+           checked_mul(k2, n2, &b_elems) && checked_mul(p.m, n2, &t_elems);
   size_t offset = engine_bytes;
   double** slots[3] = {&L.a_pack, &L.b_pack, &L.t};
   const int64_t elems[3] = {a_elems, b_elems, t_elems};
@@ -88,10 +87,9 @@ bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
   const complex_problem& p = call->p;
   if (p.n > INT64_MAX / 4 || p.k > INT64_MAX / 4) return false;
   call->real.p = embedded_problem(p, nullptr, nullptr, nullptr);
-  call->real.karatsuba =
-      uses_karatsuba(complex_form::setting, call->real.mode, p.m, p.n, p.k)
-          ? karatsuba_halves{embedding_half(p.k), embedding_half(p.n)}
-          : karatsuba_halves{};
+  call->real.karatsuba = uses_karatsuba(complex_form::setting, call->real.mode, p.m, p.n, p.k)
+                             ? karatsuba_halves{embedding_half(p.k), embedding_half(p.n)}
+                             : karatsuba_halves{};
   if (!size_workspace(&call->real, &call->engine_bytes)) return false;
   const complex_layout L = layout_for(nullptr, p, call->engine_bytes);
   if (!L.fits) return false;

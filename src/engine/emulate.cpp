@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,9 +25,9 @@
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
-#include "karatsuba.cuh"
 #include "engine/gpu_choice.hpp"
 #include "engine/int8_gemm.hpp"
+#include "karatsuba.cuh"
 #include "residues.cuh"
 #include "scaling.cuh"
 
@@ -253,8 +253,8 @@ int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int
   // cuBLASLt's workspace (at most 64 MB) is left out, as cuBLAS's own is on the peer's side.
   const double own = static_cast<double>(whole.total_bytes - whole.lt_ws_bytes);
   if (own <= peer) return whole.m_pad;
-  const double room =
-      peer - (own - static_cast<double>(whole.shared_bytes) - static_cast<double>(whole.prod3_bytes));
+  const double room = peer - (own - static_cast<double>(whole.shared_bytes) -
+                              static_cast<double>(whole.prod3_bytes));
   const double per_row = 4.0 * s * static_cast<double>(whole.n_pad + halves.n);
   const double room_rows = room <= 0 ? 0 : room / per_row;
   if (room_rows >= static_cast<double>(whole.m_pad)) return whole.m_pad;
@@ -380,16 +380,16 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
     };
     const product products[3] = {
         {L.res_a + i0 * K + k0, K, a_plane, L.res_b + k0, K, b_plane, L.prod, plane},
-        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + k0, K, b_plane,
-         L.prod + half, plane},
+        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + k0, K, b_plane, L.prod + half,
+         plane},
         {L.sum_a + i0 * kh + k0, kh, sa_plane, L.res_b + kh + k0, K, b_plane, L.prod3, half}};
     for (const product& q : products) {
       const int count = batched ? s : 1;
       for (int t = 0; t < s; t += count) {
-        const lt_gemm_shape shape{rows,       nh,         klen,  q.lda,     q.ldb,
-                                  rows,       count,      q.a_stride, q.b_stride, q.c_stride};
-        int8_gemm_views(g, shape, q.a + t * q.a_stride, q.b + t * q.b_stride,
-                        q.c + t * q.c_stride, k0 > 0);
+        const lt_gemm_shape shape{rows, nh,    klen,       q.lda,      q.ldb,
+                                  rows, count, q.a_stride, q.b_stride, q.c_stride};
+        int8_gemm_views(g, shape, q.a + t * q.a_stride, q.b + t * q.b_stride, q.c + t * q.c_stride,
+                        k0 > 0);
       }
     }
   }
@@ -805,8 +805,8 @@ int64_t row_block_from_env_value(const char* value) noexcept {
 bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                scaling_mode mode, size_t* bytes, int8_gemm_backend gemm,
                                int64_t row_block, karatsuba_halves halves) noexcept {
-  if (halves.on() && (2 * halves.k != k || 2 * halves.n != n || halves.k % kPad != 0 ||
-                      halves.n % kPad != 0))
+  if (halves.on() &&
+      (2 * halves.k != k || 2 * halves.n != n || halves.k % kPad != 0 || halves.n % kPad != 0))
     return false;  // not the halves of an embedding
   const layout L =
       layout_for(nullptr, m, n, k, moduli.layout_count(), mode, moduli.chooses_per_call(),

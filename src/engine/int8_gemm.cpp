@@ -96,8 +96,8 @@ void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& v, const in
   }
   OZDGEMM_CUBLAS_TRY(cublas_gemm_strided_batched_ex(
       t.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(v.m), static_cast<int>(v.n),
-      static_cast<int>(v.k), &one, a, CUDA_R_8I, static_cast<int>(v.lda), v.stride_a, b,
-      CUDA_R_8I, static_cast<int>(v.ldb), v.stride_b, accumulate ? &one : &zero, c, CUDA_R_32I,
+      static_cast<int>(v.k), &one, a, CUDA_R_8I, static_cast<int>(v.lda), v.stride_a, b, CUDA_R_8I,
+      static_cast<int>(v.ldb), v.stride_b, accumulate ? &one : &zero, c, CUDA_R_32I,
       static_cast<int>(v.ldc), v.stride_c, v.batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
 }
 

@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "api/dgemm_internal.hpp"
-#include "api/zgemm_internal.hpp"
 #include "api/status.hpp"
+#include "api/zgemm_internal.hpp"
 #include "common/cublas_api.hpp"
 #include "core/gemm_problem.hpp"
 #include "dispatch/call_log.hpp"

@@ -40,10 +40,9 @@ bool reference_zgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int num_modu
   size_t real = 0, pack_bytes = 0;
   if (n < 0 || k < 0 || n > INT64_MAX / 4 || k > INT64_MAX / 4 ||
       !checked_mul(int64_t{2}, embedding_half(n), &n2) ||
-      !checked_mul(int64_t{2}, embedding_half(k), &k2) ||
-      !checked_mul(m, k2, &a) || !checked_mul(k2, n2, &b) || !checked_mul(m, n2, &t) ||
-      !checked_add(a, b, &packs) || !checked_add(packs, t, &packs) ||
-      !checked_bytes(packs, sizeof(double), &pack_bytes) ||
+      !checked_mul(int64_t{2}, embedding_half(k), &k2) || !checked_mul(m, k2, &a) ||
+      !checked_mul(k2, n2, &b) || !checked_mul(m, n2, &t) || !checked_add(a, b, &packs) ||
+      !checked_add(packs, t, &packs) || !checked_bytes(packs, sizeof(double), &pack_bytes) ||
       !reference_scratch_bytes(m, n2, k2, num_moduli, &real) ||
       !checked_add(real, pack_bytes, bytes))
     return false;

@@ -1,8 +1,8 @@
 // The engine's overrides, OZDGEMM_GEMM_BATCHING, OZDGEMM_ROW_BLOCK, OZDGEMM_CHOICE and
-// OZDGEMM_ZGEMM_FORM (engine/emulate.hpp, engine/gpu_choice.hpp, engine/complex_gemm.hpp): what each value maps to, and the one warning an
-// invalid value gets (README, Environment: "An invalid value gets one warning naming the variable
-// and the value, then the default"). The engine reads each once per process; these are the
-// mappings.
+// OZDGEMM_ZGEMM_FORM (engine/emulate.hpp, engine/gpu_choice.hpp, engine/complex_gemm.hpp): what
+// each value maps to, and the one warning an invalid value gets (README, Environment: "An invalid
+// value gets one warning naming the variable and the value, then the default"). The engine reads
+// each once per process; these are the mappings.
 #include <gtest/gtest.h>
 
 #include <cstdint>

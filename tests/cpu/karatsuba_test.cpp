@@ -4,6 +4,8 @@
 // (core/complex_embedding.hpp), indexed as engine/emulate.cpp's karatsuba_gemms indexes them:
 // the three products of halves, combined, are congruent to the four-product T = A' B* for
 // every modulus, padding included.
+#include "core/karatsuba.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "core/complex_embedding.hpp"
-#include "core/karatsuba.hpp"
 #include "core/moduli.hpp"
 
 namespace ozdgemm::test {
@@ -80,10 +81,10 @@ TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
     for (double& x : a) x = val(rng);
     for (double& x : b) x = val(rng);
     // op(A) = A (m x k, ld m), op(B) = B (k x n, ld k), interleaved; B conjugated (op C).
-    const detail::complex_operand oa = detail::complex_operand_a(detail::op_kind::n, false,
-                                                                 a.data(), m);
-    const detail::complex_operand ob = detail::complex_operand_b(detail::op_kind::t, true,
-                                                                 b.data(), n);
+    const detail::complex_operand oa =
+        detail::complex_operand_a(detail::op_kind::n, false, a.data(), m);
+    const detail::complex_operand ob =
+        detail::complex_operand_b(detail::op_kind::t, true, b.data(), n);
     const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
     const int64_t K = 2 * kh, N = 2 * nh;
     std::vector<double> ap(static_cast<size_t>(m * K)), bp(static_cast<size_t>(K * N));
@@ -127,12 +128,12 @@ TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
           for (int64_t l = 0; l < kh; ++l) {
             p1 += ra(i, l) * rb(j, l);
             p2 += ra(i, kh + l) * rb(nh + j, l);
-            const int64_t sa = detail::residue_sum(static_cast<int8_t>(ra(i, l)),
-                                                   static_cast<int8_t>(ra(i, kh + l)),
-                                                   static_cast<uint32_t>(mod));
-            const int64_t sb = detail::residue_sum(static_cast<int8_t>(rb(j, l)),
-                                                   static_cast<int8_t>(rb(nh + j, l)),
-                                                   static_cast<uint32_t>(mod));
+            const int64_t sa =
+                detail::residue_sum(static_cast<int8_t>(ra(i, l)),
+                                    static_cast<int8_t>(ra(i, kh + l)), static_cast<uint32_t>(mod));
+            const int64_t sb =
+                detail::residue_sum(static_cast<int8_t>(rb(j, l)),
+                                    static_cast<int8_t>(rb(nh + j, l)), static_cast<uint32_t>(mod));
             p3 += sa * sb;
           }
           const detail::karatsuba_part_sums r = detail::karatsuba_parts(

@@ -656,8 +656,8 @@ TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
           EXPECT_EQ(call.engine_bytes, engine);
           if (karatsuba) {  // the sums of halves and the third product
             size_t four = 0;
-            ASSERT_TRUE(detail::emulation_workspace_bytes(m, 2 * nh, 2 * kh, call.real.moduli,
-                                                          mode, &four,
+            ASSERT_TRUE(detail::emulation_workspace_bytes(m, 2 * nh, 2 * kh, call.real.moduli, mode,
+                                                          &four,
                                                           detail::int8_gemm_backend::cublas));
             EXPECT_GT(engine, four);
           }
@@ -670,10 +670,9 @@ TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
         }
   // Halves that are not those of the problem are refused.
   size_t bytes = 0;
-  EXPECT_FALSE(detail::emulation_workspace_bytes(16, 64, 64, detail::moduli_setting::fixed(14),
-                                                 scaling_mode::fast, &bytes,
-                                                 detail::int8_gemm_backend::cublas, 0,
-                                                 detail::karatsuba_halves{16, 32}));
+  EXPECT_FALSE(detail::emulation_workspace_bytes(
+      16, 64, 64, detail::moduli_setting::fixed(14), scaling_mode::fast, &bytes,
+      detail::int8_gemm_backend::cublas, 0, detail::karatsuba_halves{16, 32}));
   detail::complex_gemm huge{};
   huge.p = detail::complex_problem{
       int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, {}, {}, nullptr, 1};
