@@ -74,7 +74,10 @@ TEST(Karatsuba, PartsAreCongruentToTheCombinationsAndSmall) {
 // their residues are exact.
 TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
   const modulus_table& tb = detail::moduli_for(kMaxModuli);
-  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {17, 16, 33}}) {
+  // Plain variables, not a structured binding: the lambdas below capture them (C++17).
+  for (const std::array<int64_t, 3>& dims :
+       std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {17, 16, 33}}) {
+    const int64_t m = dims[0], n = dims[1], k = dims[2];
     std::mt19937_64 rng(static_cast<uint64_t>(m * 100 + n * 10 + k));
     std::uniform_int_distribution<int> val(-1000, 1000);
     std::vector<double> a(static_cast<size_t>(2 * m * k)), b(static_cast<size_t>(2 * k * n));
