@@ -80,7 +80,7 @@ struct complex_problem {
 };
 
 // k' or n': a half of the embedding, x rounded up to the engine's padding (kPad = 16).
-OZDGEMM_HD int64_t embedding_half(int64_t x) { return (x + 15) / 16 * 16; }
+OZDGEMM_HD int64_t embedding_half(int64_t x) { return (x + kPad - 1) / kPad * kPad; }
 
 // The real problem T = A' B* on the packed buffers; callers have checked that 2k' and 2n' fit.
 inline gemm_problem embedded_problem(const complex_problem& p, const double* a_pack,

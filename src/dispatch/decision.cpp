@@ -10,10 +10,10 @@ bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k) {
 
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work,
-                   double int8_work) {
+                   bool karatsuba) {
   if (blocked != nullptr) return {false, blocked, {0.0, 0.0}};
   prediction p = site == call_site::device
-                     ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates, int8_work)
+                     ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates, karatsuba)
                      : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
   p.native_ms *= native_work;
   switch (cfg.mode) {

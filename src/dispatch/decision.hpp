@@ -24,11 +24,11 @@ enum class call_site { device, host };
 // (OZDGEMM_MIN_DIM) and the performance model with its margin (OZDGEMM_AUTO_MARGIN), for the
 // site's model with the rates of the GPU that would run the call.
 // native_work scales the model's native time, for a native routine that does less work than
-// the real GEMM priced (cublasZgemm3m); int8_work (device calls) the emulation's share of the
-// priced problem's modulus GEMMs (predict_device).
+// the real GEMM priced (cublasZgemm3m); karatsuba (device calls): the priced problem runs in
+// the Karatsuba form (predict_device).
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work = 1.0,
-                   double int8_work = 1.0);
+                   bool karatsuba = false);
 
 // Whether auto mode's model decides this call (so that its GPU's rates are worth measuring).
 bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k);

@@ -24,12 +24,13 @@ constexpr double kRatioFlopsPerElement = 60.0;
 double padded(int64_t x) { return std::ceil(static_cast<double>(x) / kPad) * kPad; }
 
 double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode, bool reads_c,
-                         const gpu_rates& r, double int8_work) {
+                         const gpu_rates& r, bool karatsuba) {
   const double mp = padded(m), np = padded(n), kp = padded(k);
-  double gemms = int8_work * s * 2.0 * mp * np * kp / r.int8;
-  // The Karatsuba form's combination: per modulus and complex element (two of the m x n real
-  // ones) 12 bytes read and 8 written.
-  if (int8_work < 1.0) gemms += s * 10.0 * mp * np / r.crt_bw;
+  double gemms = s * 2.0 * mp * np * kp / r.int8;
+  // The Karatsuba form: three products of the embedding's quarters instead of four, and the
+  // combination, per modulus and complex element (two of the m x n real ones) 12 bytes read and
+  // 8 written.
+  if (karatsuba) gemms = 0.75 * gemms + s * 10.0 * mp * np / r.crt_bw;
   // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written.
   double prep = (static_cast<double>(m) + n) * k * (3 * 8.0 + s) / r.prep_bw;
   if (mode == scaling_mode::accurate)
@@ -41,9 +42,9 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
 
 // The emulation's time on the device, the per-call choice included.
 double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                        bool reads_c, const gpu_rates& r, double int8_work) {
+                        bool reads_c, const gpu_rates& r, bool karatsuba) {
   if (moduli.is_fixed())
-    return emulation_seconds(m, n, k, moduli.count(), mode, reads_c, r, int8_work);
+    return emulation_seconds(m, n, k, moduli.count(), mode, reads_c, r, karatsuba);
   // A conservative s (the measured choices are 15-17 for phi <= 2) and the one
   // device-to-host copy + stream synchronisation of the choice.
   double t = kChoiceLatency;
@@ -65,7 +66,7 @@ double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, 
          elements * band_gemms * 20.0 / r.crt_bw +
          elements * (kRatioSecondsPerElement + kRatioFlopsPerElement / r.fp64);
   }
-  return t + emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c, r, int8_work);
+  return t + emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c, r, karatsuba);
 }
 
 // A GPU the model has no rates for cannot be predicted faster: native.
@@ -77,10 +78,10 @@ bool known(const gpu_rates& r) {
 }  // namespace
 
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                          bool reads_c, const gpu_rates& rates, double int8_work) {
+                          bool reads_c, const gpu_rates& rates, bool karatsuba) {
   if (!known(rates)) return {0.0, HUGE_VAL};
   const double native = kNativeLatency + 2.0 * m * n * k / rates.fp64;
-  return {native * 1e3, emulated_seconds(m, n, k, moduli, mode, reads_c, rates, int8_work) * 1e3};
+  return {native * 1e3, emulated_seconds(m, n, k, moduli, mode, reads_c, rates, karatsuba) * 1e3};
 }
 
 prediction predict_host(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
@@ -89,9 +90,9 @@ prediction predict_host(int64_t m, int64_t n, int64_t k, moduli_setting moduli, 
   const double cpu = 2.0 * m * n * k / rates.cpu_blas;
   const double bytes = 8.0 * (static_cast<double>(m) * k + static_cast<double>(k) * n +
                               static_cast<double>(m) * n * (reads_c ? 2 : 1));
-  return {cpu * 1e3,
-          (bytes / rates.host_link + emulated_seconds(m, n, k, moduli, mode, reads_c, rates, 1.0)) *
-              1e3};
+  return {cpu * 1e3, (bytes / rates.host_link +
+                      emulated_seconds(m, n, k, moduli, mode, reads_c, rates, false)) *
+                         1e3};
 }
 
 }  // namespace ozdgemm::detail

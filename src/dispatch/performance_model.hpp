@@ -28,11 +28,10 @@ inline constexpr int kAutoModuliEstimate = 16;
 // choice (auto, certified) costs kAutoModuliEstimate moduli plus the choice's stream
 // synchronisation; certified also its band GEMMs and passes. Rates with a rate missing (an
 // unknown GPU not calibrated) predict native faster.
-// int8_work: the share of the s modulus GEMMs of the m x n x k problem priced that the emulation
-// runs (3/4 for a complex call in the Karatsuba form, core/karatsuba.hpp, which also adds its
-// combination pass).
+// karatsuba: the m x n x k problem priced is a complex call's embedding run in the Karatsuba
+// form (core/karatsuba.hpp): 3/4 of its modulus GEMMs, plus the form's combination pass.
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                          bool reads_c, const gpu_rates& rates, double int8_work = 1.0);
+                          bool reads_c, const gpu_rates& rates, bool karatsuba = false);
 
 // Host-memory call: the CPU BLAS against the transfers over the host link plus the emulation
 // as predict_device counts it.

@@ -66,17 +66,15 @@ const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
 
 // The real problem the model prices: ZGEMM runs as one real GEMM of m x 2n x 2k (the embedding
-// of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to; in the Karatsuba
-// form (engine/complex_gemm.hpp, uses_karatsuba) its modulus GEMMs do 3/4 of that problem's
-// work (int8_work).
+// of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to; the model counts
+// the Karatsuba form where the call will run it (engine/complex_gemm.hpp, uses_karatsuba).
 struct model_shape {
   int64_t m, n, k;
-  double int8_work;
+  bool karatsuba;
 };
-model_shape priced(const device_request<double>& r, scaling_mode) { return {r.m, r.n, r.k, 1.0}; }
+model_shape priced(const device_request<double>& r, scaling_mode) { return {r.m, r.n, r.k, false}; }
 model_shape priced(const device_request<cuDoubleComplex>& r, scaling_mode mode) {
-  const bool karatsuba = uses_karatsuba(complex_form::setting, mode, r.m, r.n, r.k);
-  return {r.m, 2 * r.n, 2 * r.k, karatsuba ? 0.75 : 1.0};
+  return {r.m, 2 * r.n, 2 * r.k, uses_karatsuba(complex_form::setting, mode, r.m, r.n, r.k)};
 }
 
 // Why emulation cannot serve this call at all, or nullptr.
@@ -139,7 +137,7 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
       rec.gpu = gpu.label.c_str();
       const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
-                        native_work, sh.int8_work);
+                        native_work, sh.karatsuba);
     }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
