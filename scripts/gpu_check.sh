@@ -4,7 +4,8 @@
 #   scripts/gpu_check.sh [SUITE] [CTEST ARGUMENTS...]
 #
 #   unit         GoogleTests of the engine, the C API and the host reference (tests/gpu)
-#   interpose    real programs under LD_PRELOAD: the cuBLAS client, the host path, PyTorch/CuPy
+#   interpose    real programs under LD_PRELOAD: the cuBLAS client, the host path, netlib's
+#                level-3 BLAS testers, PyTorch/CuPy
 #   reliability  bad input, load, graph capture, fork, exit, injected faults, workspace limits
 #   mpi          GPU per rank from the launchers' variables, processes sharing a GPU, ScaLAPACK
 #                with every dgemm_ emulated (where the machine has mpirun and ScaLAPACK)

@@ -2,9 +2,9 @@
 // every non-trivial host call is emulated by the library's CPU reference of the Ozaki
 // arithmetic (ozdgemm_dgemm_reference), which is bit-identical to what the GPU computes for the
 // same operands and settings. Linked with the real hooks into libozdgemm_reference_offload.so,
-// it lets CI run the ScaLAPACK test with the numbers an emulating GPU would produce. Trivial
-// calls are declined as the real host path declines them; an embedded call (ZGEMM) is built,
-// run by the reference and finished.
+// it lets CI run client programs (ScaLAPACK, the netlib testers) with the numbers an emulating
+// GPU would produce. Trivial calls are declined as the real host path declines them; an
+// embedded call (ZGEMM) is built, run by the reference and finished.
 #include <chrono>
 
 #include "dispatch/call_log.hpp"
@@ -17,15 +17,19 @@ namespace ozdgemm::detail {
 host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
                                      host_embedded_call* embedded) noexcept {
   const auto t0 = std::chrono::steady_clock::now();
+  // The call's own shape in the log (an embedded call's host_gemm is its real embedding).
+  const int64_t lm = embedded != nullptr ? embedded->m : priced.m;
+  const int64_t ln = embedded != nullptr ? embedded->n : priced.n;
+  const int64_t lk = embedded != nullptr ? embedded->k : priced.k;
   if (priced.m == 0 || priced.n == 0 || priced.k == 0 || priced.alpha == 0.0) {
-    log_call({entry, priced.m, priced.n, priced.k, outcome::native, "trivial call", 0, 0, 0, 0});
+    log_call({entry, lm, ln, lk, outcome::native, "trivial call", 0, 0, 0, 0});
     return {};
   }
   host_gemm built{};
   try {
     if (embedded != nullptr) built = embedded->build();
   } catch (...) {
-    log_call({entry, priced.m, priced.n, priced.k, outcome::fallback, "build failed", 0, 0, 0, 0});
+    log_call({entry, lm, ln, lk, outcome::fallback, "build failed", 0, 0, 0, 0});
     return {};
   }
   const host_gemm& g = embedded != nullptr ? built : priced;
@@ -38,10 +42,10 @@ host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (st != OZDGEMM_STATUS_SUCCESS) {
-    log_call({entry, g.m, g.n, g.k, outcome::fallback, "host reference failed", 0, 0, 0, seconds});
+    log_call({entry, lm, ln, lk, outcome::fallback, "host reference failed", 0, 0, 0, seconds});
     return {};
   }
-  log_call({entry, g.m, g.n, g.k, outcome::emulated, "host reference (test stand-in for the GPU)",
+  log_call({entry, lm, ln, lk, outcome::emulated, "host reference (test stand-in for the GPU)",
             cfg.moduli.count(), 0, 0, seconds});
   host_offload_result r;
   r.served = true;
