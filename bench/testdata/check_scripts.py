@@ -6,7 +6,9 @@
 2. make_results_page.py finds the accuracy-matched configurations and target verdicts that the
    fixture was constructed to have, lists the failed row, and keeps a hand-written README.md
    unless --force;
-3. with --bench PATH: ozdgemm_bench --help succeeds, a bad flag fails with status 1, and
+3. zgemm_plot.py on the recorded ZGEMM run (bench/results/zgemm/run2_*.csv) writes its two
+   PNGs, and its accuracy-matched pick there is the s the results page states;
+4. with --bench PATH: ozdgemm_bench --help succeeds, a bad flag fails with status 1, and
    --dry-run plans the full preset's shapes without a GPU; run_bench.sh --preset full --dry-run
    stays inside its deadline.
 """
@@ -42,17 +44,36 @@ def headline_row(page, phi, shape):
     return ""
 
 
+def is_png(path):
+    if not os.path.exists(path) or os.path.getsize(path) <= 10000:
+        return False
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
 def check_plots(tmp):
     r = run([sys.executable, os.path.join(BENCH_DIR, "plot_results.py"), "--out-dir", tmp,
              FIXTURE])
     check(r.returncode == 0, f"plot_results.py exits 0 ({r.stderr.strip()[-300:]})")
     for suffix in ("accuracy", "accuracy_scaled", "stages", "speedup"):
         path = os.path.join(tmp, f"bench_fixture_{suffix}.png")
-        ok = os.path.exists(path) and os.path.getsize(path) > 10000
-        if ok:
-            with open(path, "rb") as f:
-                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
-        check(ok, f"{os.path.basename(path)} is a PNG of more than 10 kB")
+        check(is_png(path), f"{os.path.basename(path)} is a PNG of more than 10 kB")
+
+
+def check_zgemm_plot(tmp):
+    runs = os.path.join(BENCH_DIR, "results", "zgemm")
+    csvs = [os.path.join(runs, name) for name in ("run2_small.csv", "run2_16k.csv")]
+    r = run([sys.executable, os.path.join(BENCH_DIR, "zgemm_plot.py"), "--out-dir", tmp] + csvs)
+    check(r.returncode == 0, f"zgemm_plot.py exits 0 ({r.stderr.strip()[-300:]})")
+    for name in ("zgemm_speedup.png", "zgemm_accuracy.png"):
+        check(is_png(os.path.join(tmp, name)), f"{name} is a PNG of more than 10 kB")
+    sys.path.insert(0, BENCH_DIR)
+    import zgemm_plot as zp
+    rows = zp.load(csvs)
+    case = [row for row in rows if row["phi"] == "0.5" and row["n"] == "4096"]
+    pick = zp.matched(case, "ozdgemm", "fast")
+    check(pick is not None and pick["s"] == "14",
+          f"zgemm matched s at phi 0.5, n 4096, fast: 14 ({pick and pick['s']})")
 
 
 def check_page(tmp):
@@ -148,6 +169,7 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         check_plots(tmp)
+        check_zgemm_plot(tmp)
         check_page(tmp)
         check_backends()
         if args.bench:
