@@ -69,27 +69,41 @@ __global__ void band_accumulate_kernel(unsigned long long* g, const int32_t* par
     g[e] += static_cast<unsigned long long>(static_cast<uint32_t>(part[e])) << shift;
 }
 
-// One thread per row of the block, looping over columns (blockIdx.y strided): the row's factors
-// 2^-(hA(s) + sh(s)) for every s stay in registers, and so does the row's worst ratio of every
-// s, reduced over the block and committed once per block at the end (every lane reaches the
-// reduction: the loop bounds are uniform across the block). One atomicMax per block and s, as
-// every block shares the 19 slots. Per element: w, 1 / w and the column's norm, then per s four
-// products, two additions and two more products (certified_ratio_from, the host's arithmetic).
+// G of element (row ii of the block, column j): the 64-bit sums, or with one k-block the band
+// GEMM's INT32 sums themselves (>= 0: the same values).
+__device__ unsigned long long band_sum(const certify_args& a, int64_t j, int64_t ii) {
+  return a.g32 != nullptr ? static_cast<unsigned long long>(static_cast<uint32_t>(a.g32[j * a.ld + ii]))
+                          : a.g[j * a.ld + ii];
+}
+
+// Two kernels, one thread per row of the block looping over columns (blockIdx.y strided), both
+// committing per block, with atomicMax on the bits of non-negative doubles (exact, order-free).
 //
-// The chooser only asks, for each s below 20, whether its worst ratio is at most the target
-// (choose_moduli), so an s whose ratio exceeded the target at one element is settled: it is
-// not evaluated again, and its slot keeps some ratio above the target instead of the largest.
-// The block shares what its threads settled (a mask in shared memory, whose bits only ever
-// clear, so a stale read only costs work), and starts from the slots the finished blocks
-// committed. Every s that is not settled is evaluated at every element, so its worst ratio, the
-// one the chooser reports for the s it picks, is the host's, bit for bit; s = 20, whose ratio the
-// chooser also reports when it falls back, is always evaluated. On a typical call every s below
-// the chosen one is settled after a few elements, and the per-element work drops from 19
-// evaluations to 21 - s. target = +inf (the `max` target, which needs the ratio of 20 first)
-// settles nothing.
+// certified_walk_kernel, for a finite target (every target but `max`). The chooser
+// (search_count) finds the smallest s whose worst ratio is at most the target, and the ratio of
+// every element is non-increasing in s: its factors 2^-(h(s) + sh(s)) are, since every
+// exponent and the rounding to nearest grow with L(s) (tests/cpu/certified_choice_test.cpp,
+// CertifiedRatio.FactorsNonIncreasingInS), and every operation of certified_ratio_from is
+// monotone in them. So each element only needs the smallest s still open: if it meets the
+// target there it meets it at every larger s; if not, a bisection over the larger s finds the
+// smallest s it meets, and every s below is settled (ruled out) for the whole call. Per element
+// that is one evaluation once the first elements have settled the small s. The slots then hold
+//   s settled anywhere:   +inf;
+//   s open, below 20:     the largest ratio over all elements, each taken at the s it met the
+//                         target at (at most the chosen s), so an upper bound of the chosen s's
+//                         worst ratio, and at most the target;
+//   s = 20:               the larger of that and the ratios of s = 20 the elements that reached
+//                         it had: the worst ratio exactly when some element misses the target
+//                         at 20 (the call then runs native and reports it).
+// The chooser therefore picks the same s as over the exact ratios (the host reference's), and
+// reports for it an upper bound of its worst ratio rather than the ratio itself.
+//
+// certified_ratio_all_kernel, for the `max` target (+inf here: its bound needs the exact ratio
+// of s = 20 first, and the bisection the exact ratio of every s it visits): the row's factors of
+// all 19 s in registers, the exact worst ratio of every s, reduced over the block.
 constexpr int kCertifyThreads = 256;
 
-__global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certify_args a) {
+__global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(certify_args a) {
   constexpr int kSpan = kMaxModuli - kMinModuli + 1;
   constexpr uint32_t kAll = (uint32_t{1} << kSpan) - 1, kLast = uint32_t{1} << (kSpan - 1);
   __shared__ uint32_t block_open;
@@ -120,7 +134,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certif
   for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
     if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
-    const double w = band_lower_bound(a.g[j * a.ld + ii], kCertBands, drop_a + a.drop_b[j]);
+    const double w = band_lower_bound(band_sum(a, j, ii), kCertBands, drop_a + a.drop_b[j]);
     if (w == 0.0) {  // no lower bound: no s is certified
 #pragma unroll
       for (int t = 0; t < kSpan; ++t) worst[t] = INFINITY;
@@ -170,6 +184,110 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_kernel(certif
   }
 }
 
+
+__global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
+  constexpr int kSpan = kMaxModuli - kMinModuli + 1, kLastT = kSpan - 1;
+  constexpr uint32_t kAll = (uint32_t{1} << kSpan) - 1, kLast = uint32_t{1} << kLastT;
+  __shared__ uint32_t block_open;  // bit t: s = t + kMinModuli not settled yet (20: never)
+  if (threadIdx.x == 0) block_open = kAll;
+  __syncthreads();
+  if (threadIdx.x < kLastT && bits_double(a.worst[threadIdx.x + kMinModuli]) > a.target)
+    atomicAnd(&block_open, ~(uint32_t{1} << threadIdx.x));  // settled by an earlier block
+  __syncthreads();
+  const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t i = a.i0 + ii;
+  const bool row_in = ii < a.rows;
+  const int ema = row_in ? decode_emax(a.emax_a[i]) : kZeroExponent;
+  const bool row_live = row_in && ema != kZeroExponent && a.flags_a[i] == 0;
+  const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
+  const int drop_a = row_live ? a.drop_a[i] : 0;
+  const double kd = static_cast<double>(a.k);
+  auto shift = [&](int t) { return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u); };
+  // The row's factor of the last slot asked for (the open s rarely changes).
+  int pa_t = -1;
+  double pa = 0.0;
+  double passed = 0.0, last = 0.0;  // the largest ratio met, and the largest of s = 20 missed
+  for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
+    const int emb = decode_emax(a.emax_b[j]);
+    if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
+    const double w = band_lower_bound(band_sum(a, j, ii), kCertBands, drop_a + a.drop_b[j]);
+    if (w == 0.0) {  // no lower bound: no s is certified
+      last = INFINITY;
+      atomicAnd(&block_open, kLast);
+      continue;
+    }
+    const double inv_w = 1.0 / w;
+    const double nb = norm_from_sum(a.norm_b[j]);
+    auto ratio = [&](int t) {
+      if (t != pa_t) {
+        pa_t = t;
+        pa = pow2i(-(a.exps_all_a[t * a.m + i] + ema) - shift(t));
+      }
+      const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - shift(t));
+      return certified_ratio_from(na, nb, kd, pa, pb, inv_w);
+    };
+    const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
+    const double r = ratio(lo);
+    if (r <= a.target) {
+      passed = r > passed ? r : passed;
+      continue;
+    }
+    if (lo == kLastT) {
+      last = r > last ? r : last;
+      continue;
+    }
+    // Missed at lo: the smallest slot in (lo, kLastT] this element meets, by bisection; `bad`
+    // stays a slot it misses, `good` one it meets (kSpan: none).
+    int bad = lo, good = kSpan;
+    double r_good = 0.0, r_bad = r;
+    while (good - bad > 1) {
+      const int mid = bad + (good - bad) / 2;
+      const double rm = ratio(mid);
+      if (rm <= a.target) {
+        good = mid;
+        r_good = rm;
+      } else {
+        bad = mid;
+        r_bad = rm;
+      }
+    }
+    if (good == kSpan) {  // missed even at s = 20: bad == kLastT, r_bad its ratio
+      last = r_bad > last ? r_bad : last;
+      atomicAnd(&block_open, kLast);
+    } else {
+      passed = r_good > passed ? r_good : passed;
+      atomicAnd(&block_open, ~((uint32_t{1} << good) - 1) | kLast);
+    }
+  }
+  constexpr int kWarps = kCertifyThreads / 32;
+  __shared__ double part[2][kWarps];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) {
+    const double o = __shfl_xor_sync(0xFFFFFFFFu, passed, mask);
+    const double p = __shfl_xor_sync(0xFFFFFFFFu, last, mask);
+    passed = o > passed ? o : passed;
+    last = p > last ? p : last;
+  }
+  if (lane == 0) {
+    part[0][warp] = passed;
+    part[1][warp] = last;
+  }
+  __syncthreads();
+  if (threadIdx.x < kSpan) {
+    double u = 0.0, l = 0.0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      u = part[0][w] > u ? part[0][w] : u;
+      l = part[1][w] > l ? part[1][w] : l;
+    }
+    const int t = threadIdx.x;
+    const bool open = ((block_open >> t) & 1u) != 0;
+    const double v = t == kLastT ? (l > u ? l : u) : (open ? u : INFINITY);
+    if (v > 0.0) atomicMax(a.worst + t + kMinModuli, static_cast<unsigned long long>(double_bits(v)));
+  }
+}
+
 }  // namespace
 
 void launch_band_drops(int64_t nvec, const int* emax_enc, const unsigned long long* exp_sum,
@@ -198,7 +316,10 @@ void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
   // columns and the commits stay few.
   const unsigned gx = grid_dim(a.rows, kCertifyThreads);
   const dim3 grid(gx, grid_dim(a.n, 1, std::max<int64_t>(1, 1024 / gx)));
-  certified_ratio_kernel<<<grid, kCertifyThreads, 0, stream>>>(a);
+  if (a.target == INFINITY)
+    certified_ratio_all_kernel<<<grid, kCertifyThreads, 0, stream>>>(a);
+  else
+    certified_walk_kernel<<<grid, kCertifyThreads, 0, stream>>>(a);
 }
 
 }  // namespace ozdgemm::detail

@@ -35,6 +35,7 @@ void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t 
 // The worst certified ratio of every s over one block of rows of C (up to the target, below).
 struct certify_args {
   const unsigned long long* g;  // G of rows [i0, i0 + rows) of C, column-major, leading dim ld
+  const int32_t* g32;           // or, when not null, the one band GEMM's INT32 sums (one k-block)
   int64_t i0, rows, ld;
   int64_t m, n, k;
   const int* emax_a;  // encoded as launch_vector_scan stores them

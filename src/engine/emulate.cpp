@@ -426,7 +426,8 @@ void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_targe
 // The certified count's per-element bound, after the ratio launches kept the exponents of
 // every s: band planes and l1 norms of both operands, then per block of rows of C the band
 // GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits with
-// weight 2^(7 (kCertBands - 1 - d))) and the worst certified ratio of every s
+// weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G) and
+// the worst certified ratio of every s
 // (core/certified_bound.hpp). The band planes use residue planes 1..kCertBands, which hold
 // nothing yet (plane 0 may hold accurate mode's bound plane); the residues overwrite them.
 void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
@@ -450,7 +451,10 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     const int64_t i0 = rb * L.row_block;
     const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
-    OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
+    // One band and one k-block: G is the band GEMM's INT32 sums, read as they are.
+    const bool single = kCertBands == 1 && L.nblk == 1;
+    if (!single)
+      OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
     for (int d = 0; d < kCertBands; ++d)
       for (int q = 0; q <= d; ++q)
         for (int64_t blk = 0; blk < L.nblk; ++blk) {
@@ -458,12 +462,14 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
           const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
           int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
                     a_plane, bands_b + (d - q) * b_plane, L.cert_part, 1, false);
-          launch_band_accumulate(L.cert_g, L.cert_part, rows * L.n_pad,
-                                 kBandBits * (kCertBands - 1 - d), st);
+          if (!single)
+            launch_band_accumulate(L.cert_g, L.cert_part, rows * L.n_pad,
+                                   kBandBits * (kCertBands - 1 - d), st);
           OZDGEMM_CHECK_LAUNCH();
         }
     certify_args ca{};
-    ca.g = L.cert_g;
+    ca.g = single ? nullptr : L.cert_g;
+    ca.g32 = single ? L.cert_part : nullptr;
     ca.i0 = i0;
     ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
     ca.ld = rows;

@@ -1,0 +1,123 @@
+// What the certified moduli count (the default) costs over a fixed s, and where. For each n:
+// one input set (U - 0.5) exp(phi N(0,1)), then, on it,
+//   fixed      ozdgemm_dgemm_ex at the fixed s of --fixed (fast scaling)
+//   auto       the automatic count (fast)
+//   certified  the certified count, chosen on the host (ozdgemm_dgemm_ex)
+//   gpu        the certified count, chosen on the GPU (set_gpu_choice_everywhere)
+// timed with CUDA events around each call (the host's choice waits inside it), the median of
+// --reps after a warm-up. Then, between cudaProfilerStart and cudaProfilerStop, one more call
+// of each, each one after a one-thread marker kernel whose argument names it, so that a
+// profiler run with --profile-from-start off (ncu) lists every kernel of every call in order.
+//   certified_probe [--n 2048,4096,8192] [--phi 0.5] [--fixed 15] [--reps 10]
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/bench_cuda.hpp"
+#include "common/bench_inputs.hpp"
+#include "engine/gpu_choice.hpp"
+#include "ozdgemm/ozdgemm.h"
+
+namespace {
+
+using namespace ozdgemm::detail;
+namespace bench = ozdgemm::bench;
+
+__global__ void marker(int method) {
+  if (method < 0) __trap();  // never: the argument only labels the launch
+}
+
+const char* arg(int argc, char** argv, const char* name, const char* def) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  return def;
+}
+
+std::vector<long long> int_list(const char* s) {
+  std::vector<long long> out;
+  for (const char* p = s; *p != '\0';) {
+    out.push_back(std::atoll(p));
+    while (*p != '\0' && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const std::vector<long long> sizes = int_list(arg(argc, argv, "--n", "2048,4096,8192"));
+  const double phi = std::atof(arg(argc, argv, "--phi", "0.5"));
+  const int fixed = std::atoi(arg(argc, argv, "--fixed", "15"));
+  const int reps = std::atoi(arg(argc, argv, "--reps", "10"));
+  if (reps < 1 || fixed < 2 || fixed > 20) {
+    std::fprintf(stderr, "certified_probe: --reps >= 1, --fixed in [2, 20]\n");
+    return 2;
+  }
+  bench::cuda_stream stream;
+  bench::cublas_handle handle(stream.get());
+  bench::event_pool ev(2);
+  const char* names[] = {"fixed", "auto", "certified", "gpu"};
+  std::printf("n,phi,method,s,median_ms,over_fixed\n");
+  for (const long long n : sizes) {
+    const bench::shape sh{n, n, n};
+    bench::input_set in = bench::make_input_set(sh, 1, 0, phi, stream.get());
+    const double one = 1.0, zero = 0.0;
+    auto call = [&](int method) {
+      ozdgemm_options_t o = ozdgemm_default_options();
+      o.scaling = OZDGEMM_SCALING_FAST;
+      o.num_moduli = method == 0 ? fixed : method == 1 ? OZDGEMM_MODULI_AUTO
+                                                       : OZDGEMM_MODULI_CERTIFIED;
+      set_gpu_choice_everywhere(method == 3);
+      int s = -1;
+      const ozdgemm_status_t st =
+          method == 3
+              ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(), n,
+                              in.b.get(), n, &zero, in.c.get(), n, o)
+              : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                                 in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o, &s);
+      if (st != OZDGEMM_STATUS_SUCCESS) {
+        std::fprintf(stderr, "certified_probe: %s failed: %s\n", names[method],
+                     ozdgemm_status_string(st));
+        std::exit(1);
+      }
+      return s;
+    };
+    double fixed_ms = 0;
+    for (int method = 0; method < 4; ++method) {
+      int s = call(method);  // warm-up: workspace, graphs, cuBLASLt plans
+      std::vector<double> t;
+      for (int r = 0; r < reps; ++r) {
+        OZDGEMM_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
+        s = call(method);
+        OZDGEMM_CUDA_TRY(cudaEventRecord(ev[1], stream.get()));
+        OZDGEMM_CUDA_TRY(cudaEventSynchronize(ev[1]));
+        t.push_back(bench::elapsed_ms(ev[0], ev[1]));
+      }
+      const double ms = bench::median(t);
+      if (method == 0) fixed_ms = ms;
+      std::printf("%lld,%g,%s,%s,%.4f,%.3f\n", n, phi, names[method],
+                  method == 3 ? "gpu" : std::to_string(s).c_str(), ms, ms / fixed_ms);
+      std::fflush(stdout);
+    }
+    OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+    OZDGEMM_CUDA_TRY(cudaProfilerStart());
+    for (int method = 0; method < 4; ++method) {
+      marker<<<1, 1, 0, stream.get()>>>(method);
+      call(method);
+    }
+    OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+    OZDGEMM_CUDA_TRY(cudaProfilerStop());
+  }
+  set_gpu_choice_everywhere(false);
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "certified_probe: %s\n", e.what());
+  return 1;
+}
