@@ -32,6 +32,7 @@
 #include "common/bench_cuda.hpp"
 #include "common/bench_inputs.hpp"
 #include "common/bench_methods.hpp"
+#include "engine/gpu_choice.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace {
@@ -310,8 +311,9 @@ int main(int argc, char** argv) {
         for (int s = 2; s <= 20; ++s) line("ozdgemm_fixed", mname, "", s, 0, 0, fixed[s]);
         // Host time of a call (synchronised; the median of 3, warm), for the cost of the
         // per-call choices against each other and against the fixed s of the oracle.
-        // used == nullptr with a certified s: ozdgemm_dgemm, which chooses on the GPU (the
-        // _ex entry, reporting s, chooses on the host after one synchronisation).
+        // used == nullptr with a certified s: ozdgemm_dgemm with the choice on the GPU for every
+        // call (as OZDGEMM_CHOICE=gpu; the _ex entry, reporting s, chooses on the host after one
+        // synchronisation).
         auto call_ms = [&](int s, int* used) {
           double t[3];
           for (double& ti : t) {
@@ -319,10 +321,12 @@ int main(int argc, char** argv) {
             OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
             const auto c0 = std::chrono::steady_clock::now();
             ozdgemm_options_t op{s, mode, OZDGEMM_ACCURACY_NATIVE};
-            if (used == nullptr && s == OZDGEMM_MODULI_CERTIFIED)
+            if (used == nullptr && s == OZDGEMM_MODULI_CERTIFIED) {
+              ozdgemm::detail::set_gpu_choice_everywhere(true);
               ozdgemm_dgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, sh.m, sh.n, sh.k, &one, in.a.get(),
                             sh.m, in.b.get(), sh.k, &zero, in.c.get(), sh.m, op);
-            else
+              ozdgemm::detail::set_gpu_choice_everywhere(false);
+            } else
               ozdgemm_dgemm_ex(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, sh.m, sh.n, sh.k, &one,
                                in.a.get(), sh.m, in.b.get(), sh.k, &zero, in.c.get(), sh.m, op,
                                used);
