@@ -102,24 +102,45 @@ __device__ unsigned long long band_sum(const certify_args& a, int64_t j, int64_t
 // of s = 20 first, and the bisection the exact ratio of every s it visits): the row's factors of
 // all 19 s in registers, the exact worst ratio of every s, reduced over the block.
 constexpr int kCertifyThreads = 256;
+constexpr int kSpan = kMaxModuli - kMinModuli + 1;  // the slots t = s - kMinModuli
+constexpr uint32_t kAllSlots = (uint32_t{1} << kSpan) - 1, kLastSlot = uint32_t{1} << (kSpan - 1);
+
+// The block's open slots, from the slots earlier blocks committed: bit t clear where s = t +
+// kMinModuli was settled (its ratio above the target) there. s = 20 is never settled.
+__device__ void open_slots(const certify_args& a, uint32_t* block_open) {
+  if (threadIdx.x == 0) *block_open = kAllSlots;
+  __syncthreads();
+  if (threadIdx.x < kSpan - 1 && bits_double(a.worst[threadIdx.x + kMinModuli]) > a.target)
+    atomicAnd(block_open, ~(uint32_t{1} << threadIdx.x));
+  __syncthreads();
+}
+
+// This thread's row of the block: its index, largest exponent, whether it takes part (not
+// padding, not zero, no Inf/NaN), its normalised l1 norm and band drop.
+struct certify_row {
+  int64_t ii, i;
+  int emax;
+  bool live;
+  double norm;
+  int drop;
+};
+__device__ certify_row row_of_thread(const certify_args& a) {
+  certify_row r;
+  r.ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  r.i = a.i0 + r.ii;
+  const bool in = r.ii < a.rows;
+  r.emax = in ? decode_emax(a.emax_a[r.i]) : kZeroExponent;
+  r.live = in && r.emax != kZeroExponent && a.flags_a[r.i] == 0;
+  r.norm = r.live ? norm_from_sum(a.norm_a[r.i]) : 0.0;
+  r.drop = r.live ? a.drop_a[r.i] : 0;
+  return r;
+}
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(certify_args a) {
-  constexpr int kSpan = kMaxModuli - kMinModuli + 1;
-  constexpr uint32_t kAll = (uint32_t{1} << kSpan) - 1, kLast = uint32_t{1} << (kSpan - 1);
+  constexpr uint32_t kAll = kAllSlots, kLast = kLastSlot;
   __shared__ uint32_t block_open;
-  if (threadIdx.x == 0) block_open = kAll;
-  __syncthreads();
-  if (threadIdx.x < kSpan - 1 &&
-      bits_double(a.worst[threadIdx.x + kMinModuli]) > a.target)  // settled by an earlier block
-    atomicAnd(&block_open, ~(uint32_t{1} << threadIdx.x));
-  __syncthreads();
-  const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t i = a.i0 + ii;
-  const bool row_in = ii < a.rows;
-  const int ema = row_in ? decode_emax(a.emax_a[i]) : kZeroExponent;
-  const bool row_live = row_in && ema != kZeroExponent && a.flags_a[i] == 0;
-  const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
-  const int drop_a = row_live ? a.drop_a[i] : 0;
+  open_slots(a, &block_open);
+  const certify_row row = row_of_thread(a);
   const double kd = static_cast<double>(a.k);
   // pa(s) as doubles: kept as int exponents instead (fewer registers, the conversion in the loop
   // over s), a certified call at 4096^3 took 4.9 ms on the H200 instead of 4.0.
@@ -127,14 +148,14 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 #pragma unroll
   for (int t = 0; t < kSpan; ++t) {
     const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
-    pa[t] = row_live ? pow2i(-(a.exps_all_a[t * a.m + i] + ema) - sh) : 0.0;
+    pa[t] = row.live ? pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - sh) : 0.0;
     worst[t] = 0.0;
   }
   uint32_t open = kAll;  // the s this thread still evaluates (bit s - kMinModuli)
   for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
-    if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
-    const double w = band_lower_bound(band_sum(a, j, ii), kCertBands, drop_a + a.drop_b[j]);
+    if (!row.live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
+    const double w = band_lower_bound(band_sum(a, j, row.ii), kCertBands, row.drop + a.drop_b[j]);
     if (w == 0.0) {  // no lower bound: no s is certified
 #pragma unroll
       for (int t = 0; t < kSpan; ++t) worst[t] = INFINITY;
@@ -151,7 +172,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
       if (((open >> t) & 1u) == 0) continue;
       const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
       const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - sh);
-      const double r = certified_ratio_from(na, nb, kd, pa[t], pb, inv_w);
+      const double r = certified_ratio_from(row.norm, nb, kd, pa[t], pb, inv_w);
       worst[t] = r > worst[t] ? r : worst[t];
       if (r > a.target) settled |= uint32_t{1} << t;
     }
@@ -186,21 +207,11 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
-  constexpr int kSpan = kMaxModuli - kMinModuli + 1, kLastT = kSpan - 1;
-  constexpr uint32_t kAll = (uint32_t{1} << kSpan) - 1, kLast = uint32_t{1} << kLastT;
+  constexpr int kLastT = kSpan - 1;
+  constexpr uint32_t kLast = kLastSlot;
   __shared__ uint32_t block_open;  // bit t: s = t + kMinModuli not settled yet (20: never)
-  if (threadIdx.x == 0) block_open = kAll;
-  __syncthreads();
-  if (threadIdx.x < kLastT && bits_double(a.worst[threadIdx.x + kMinModuli]) > a.target)
-    atomicAnd(&block_open, ~(uint32_t{1} << threadIdx.x));  // settled by an earlier block
-  __syncthreads();
-  const int64_t ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t i = a.i0 + ii;
-  const bool row_in = ii < a.rows;
-  const int ema = row_in ? decode_emax(a.emax_a[i]) : kZeroExponent;
-  const bool row_live = row_in && ema != kZeroExponent && a.flags_a[i] == 0;
-  const double na = row_live ? norm_from_sum(a.norm_a[i]) : 0.0;
-  const int drop_a = row_live ? a.drop_a[i] : 0;
+  open_slots(a, &block_open);
+  const certify_row row = row_of_thread(a);
   const double kd = static_cast<double>(a.k);
   auto shift = [&](int t) { return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u); };
   // The row's factor of the last slot asked for (the open s rarely changes).
@@ -209,8 +220,8 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
   double passed = 0.0, last = 0.0;  // the largest ratio met, and the largest of s = 20 missed
   for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
-    if (!row_live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
-    const double w = band_lower_bound(band_sum(a, j, ii), kCertBands, drop_a + a.drop_b[j]);
+    if (!row.live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
+    const double w = band_lower_bound(band_sum(a, j, row.ii), kCertBands, row.drop + a.drop_b[j]);
     if (w == 0.0) {  // no lower bound: no s is certified
       last = INFINITY;
       atomicAnd(&block_open, kLast);
@@ -221,10 +232,10 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
     auto ratio = [&](int t) {
       if (t != pa_t) {
         pa_t = t;
-        pa = pow2i(-(a.exps_all_a[t * a.m + i] + ema) - shift(t));
+        pa = pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
       }
       const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - shift(t));
-      return certified_ratio_from(na, nb, kd, pa, pb, inv_w);
+      return certified_ratio_from(row.norm, nb, kd, pa, pb, inv_w);
     };
     const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
     const double r = ratio(lo);

@@ -6,33 +6,15 @@
 // declines. Trivial calls are declined as the real one declines them. An embedded call (ZGEMM,
 // host_path/complex_offload.cpp, linked in too) is built, multiplied the same way and finished,
 // so its packing and epilogue are checked as well.
-#include <chrono>
-
-#include "dispatch/call_log.hpp"
-#include "host_path/offload.hpp"
+#include "offload_double.hpp"
 
 namespace ozdgemm::detail {
 
 host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
                                      host_embedded_call* embedded) noexcept {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int64_t lm = embedded != nullptr ? embedded->m : priced.m;
-  const int64_t ln = embedded != nullptr ? embedded->n : priced.n;
-  const int64_t lk = embedded != nullptr ? embedded->k : priced.k;
-  if (priced.m == 0 || priced.n == 0 || priced.k == 0 || priced.alpha == 0.0) {
-    log_call({entry, lm, ln, lk, outcome::native, "trivial call", 0, 0, 0, 0});
-    return {};
-  }
-  host_gemm built{};
-  if (embedded != nullptr) {
-    try {
-      built = embedded->build();
-    } catch (...) {
-      log_call({entry, lm, ln, lk, outcome::fallback, "GPU path failed", 0, 0, 0, 0});
-      return {};
-    }
-  }
-  const host_gemm& g = embedded != nullptr ? built : priced;
+  double_call call;
+  if (!begin_double_call(priced, entry, embedded, &call)) return {};
+  const host_gemm& g = *call.g;
   for (int64_t j = 0; j < g.n; ++j)
     for (int64_t i = 0; i < g.m; ++i) {
       long double s = 0;
@@ -46,10 +28,7 @@ host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
       c = static_cast<double>(g.alpha * s + old);
     }
   if (embedded != nullptr) embedded->finish();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log_call({entry, lm, ln, lk, outcome::emulated, "fake host offload (test double)", 0, 0, 0,
-            seconds});
+  call.log(outcome::emulated, "fake host offload (test double)");
   host_offload_result r;
   r.served = true;
   return r;
