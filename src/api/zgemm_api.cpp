@@ -9,6 +9,7 @@
 #include "common/logging.hpp"
 #include "complex_pack.cuh"
 #include "core/complex_embedding.hpp"
+#include "core/moduli_choice.hpp"
 #include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/complex_reference.hpp"
@@ -75,7 +76,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.p = make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc);
   call.real.moduli = args.moduli;
   call.real.mode = to_mode(options.scaling);
-  call.real.target = args.target;
+  call.real.target = complex_target(args.target, args.moduli);
   call.real.int8_gemm = int8_gemm_backend::setting;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
   size_t ws_bytes = 0;
@@ -159,7 +160,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, i
       return unsized_scratch("ozdgemm_zgemm_reference", m, n, k);
     moduli_choice c;
     const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
-                                  args.moduli, to_mode(options.scaling), args.target, &c);
+                                  args.moduli, to_mode(options.scaling),
+                                  complex_target(args.target, args.moduli), &c);
     if (s == 0) logger().info("ozdgemm_zgemm_reference: auto moduli: FP64 fallback: {}", c.why);
     return OZDGEMM_STATUS_SUCCESS;
   });

@@ -31,7 +31,8 @@ bool parse_accuracy_target(const std::string& text, accuracy_target* out) {
 
 std::string accuracy_target_name(const accuracy_target& t) {
   switch (t.kind) {
-    case accuracy_kind::native: return "native";
+    case accuracy_kind::native:
+      return t.native_shift == 0 ? "native" : "native / 2^" + std::to_string(t.native_shift);
     case accuracy_kind::max: return "max";
     case accuracy_kind::bits: return std::to_string(t.bits) + " bits";
   }
@@ -57,11 +58,17 @@ double target_bound(const accuracy_target& t, int64_t k) {
   switch (t.kind) {
     case accuracy_kind::native:
       return kNativeFactor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) *
-             std::ldexp(1.0, -53);
+             std::ldexp(1.0, -53 - t.native_shift);
     case accuracy_kind::bits: return std::ldexp(1.0, -t.bits);
     case accuracy_kind::max: return std::ldexp(1.0, -75);
   }
   return 0.0;
+}
+
+accuracy_target complex_target(const accuracy_target& t, const moduli_setting& moduli) {
+  accuracy_target c = t;
+  if (moduli.is_certified() && t.kind == accuracy_kind::native) c.native_shift = kComplexCertifiedShift;
+  return c;
 }
 
 moduli_choice choose_moduli(const accuracy_target& t, int64_t k,

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "common/logging.hpp"
+#include "core/moduli_choice.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/device_select.hpp"
@@ -172,9 +173,11 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const host_gemm& run = embedded != nullptr ? built : g;
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
+    // An embedded call is complex: its certified count meets complex_target's bound.
     const host_job job{&run,
                        cfg->moduli,
-                       cfg->accuracy,
+                       embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli)
+                                           : cfg->accuracy,
                        cfg->scaling,
                        tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(),
                                     cfg->host_tile, set.count()),

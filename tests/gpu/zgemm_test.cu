@@ -114,7 +114,7 @@ struct zproblem {
     return ozdgemm::detail::reference_zgemm(
         p, {alpha.real(), alpha.imag()}, {beta.real(), beta.imag()}, setting,
         fast ? ozdgemm::detail::scaling_mode::fast : ozdgemm::detail::scaling_mode::accurate,
-        ozdgemm::detail::accuracy_target{});
+        ozdgemm::detail::complex_target({}, setting));
   }
 };
 
