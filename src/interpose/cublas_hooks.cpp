@@ -129,11 +129,12 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
     if (blocked == nullptr) {
       // The GPU of the call: whether the emulation runs on it, and its rates (measured on the
       // first call the model decides, unless the stream is being captured).
+      // (The capture query only matters where the model is consulted: it defers calibration.)
       const model_shape sh = priced(r, cfg->scaling);
-      const gpu_model& gpu = model_of_device(
-          current_device(),
-          consults_model(*cfg, sh.m, sh.n, sh.k) ? cfg->calibrate : calibrate_mode::off,
-          capturing(r.handle));
+      const bool consults = consults_model(*cfg, sh.m, sh.n, sh.k);
+      const gpu_model& gpu =
+          model_of_device(current_device(), consults ? cfg->calibrate : calibrate_mode::off,
+                          consults && capturing(r.handle));
       rec.gpu = gpu.label.c_str();
       const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
