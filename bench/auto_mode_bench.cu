@@ -9,11 +9,10 @@
 //
 // dgemm: cublasDgemm_v2 (the default); zgemm: cublasZgemm_v2; zgemm3m: cublasZgemm3m (whose
 // native time auto mode compares with).
+#include <cuComplex.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-
-#include <cuComplex.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -142,8 +141,8 @@ int main(int argc, char** argv) {
     symbols(cublas, "cublasDgemm_v2", native, routed);
     gemm = [=](bool interposed, int m, int n, int k) {
       const double one = 1.0, zero = 0.0;
-      return (interposed ? routed : native)(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, m, b,
-                                            k, &zero, c, m);
+      return (interposed ? routed : native)(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, m, b, k,
+                                            &zero, c, m);
     };
   } else {
     zgemm_fn native, routed;
@@ -153,8 +152,8 @@ int main(int argc, char** argv) {
     gemm = [=](bool interposed, int m, int n, int k) {
       const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0);
       const cuDoubleComplex zero = make_cuDoubleComplex(0.0, 0.0);
-      return (interposed ? routed : native)(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, za, m,
-                                            zb, k, &zero, zc, m);
+      return (interposed ? routed : native)(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, za, m, zb,
+                                            k, &zero, zc, m);
     };
   }
 

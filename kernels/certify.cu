@@ -72,8 +72,9 @@ __global__ void band_accumulate_kernel(unsigned long long* g, const int32_t* par
 // G of element (row ii of the block, column j): the 64-bit sums, or with one k-block the band
 // GEMM's INT32 sums themselves (>= 0: the same values).
 __device__ unsigned long long band_sum(const certify_args& a, int64_t j, int64_t ii) {
-  return a.g32 != nullptr ? static_cast<unsigned long long>(static_cast<uint32_t>(a.g32[j * a.ld + ii]))
-                          : a.g[j * a.ld + ii];
+  return a.g32 != nullptr
+             ? static_cast<unsigned long long>(static_cast<uint32_t>(a.g32[j * a.ld + ii]))
+             : a.g[j * a.ld + ii];
 }
 
 // Two kernels, one thread per row of the block looping over columns (blockIdx.y strided), both
@@ -205,7 +206,6 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
   }
 }
 
-
 __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
   constexpr int kLastT = kSpan - 1;
   constexpr uint32_t kLast = kLastSlot;
@@ -295,7 +295,8 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
     const int t = threadIdx.x;
     const bool open = ((block_open >> t) & 1u) != 0;
     const double v = t == kLastT ? (l > u ? l : u) : (open ? u : INFINITY);
-    if (v > 0.0) atomicMax(a.worst + t + kMinModuli, static_cast<unsigned long long>(double_bits(v)));
+    if (v > 0.0)
+      atomicMax(a.worst + t + kMinModuli, static_cast<unsigned long long>(double_bits(v)));
   }
 }
 

@@ -72,16 +72,16 @@ int main(int argc, char** argv) try {
     auto call = [&](int method) {
       ozdgemm_options_t o = ozdgemm_default_options();
       o.scaling = OZDGEMM_SCALING_FAST;
-      o.num_moduli = method == 0 ? fixed : method == 1 ? OZDGEMM_MODULI_AUTO
-                                                       : OZDGEMM_MODULI_CERTIFIED;
+      o.num_moduli = method == 0   ? fixed
+                     : method == 1 ? OZDGEMM_MODULI_AUTO
+                                   : OZDGEMM_MODULI_CERTIFIED;
       set_gpu_choice_everywhere(method == 3);
       int s = -1;
       const ozdgemm_status_t st =
-          method == 3
-              ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(), n,
-                              in.b.get(), n, &zero, in.c.get(), n, o)
-              : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
-                                 in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o, &s);
+          method == 3 ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                                      in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o)
+                      : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                                         in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o, &s);
       if (st != OZDGEMM_STATUS_SUCCESS) {
         std::fprintf(stderr, "certified_probe: %s failed: %s\n", names[method],
                      ozdgemm_status_string(st));

@@ -67,7 +67,8 @@ double target_bound(const accuracy_target& t, int64_t k) {
 
 accuracy_target complex_target(const accuracy_target& t, const moduli_setting& moduli) {
   accuracy_target c = t;
-  if (moduli.is_certified() && t.kind == accuracy_kind::native) c.native_shift = kComplexCertifiedShift;
+  if (moduli.is_certified() && t.kind == accuracy_kind::native)
+    c.native_shift = kComplexCertifiedShift;
   return c;
 }
 

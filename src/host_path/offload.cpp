@@ -174,14 +174,14 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
     // An embedded call is complex: its certified count meets complex_target's bound.
-    const host_job job{&run,
-                       cfg->moduli,
-                       embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli)
-                                           : cfg->accuracy,
-                       cfg->scaling,
-                       tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(),
-                                    cfg->host_tile, set.count()),
-                       fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
+    const host_job job{
+        &run,
+        cfg->moduli,
+        embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
+        cfg->scaling,
+        tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile,
+                     set.count()),
+        fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
     tile_queue q(run.n, job.width);
     const char* why = nullptr;
     const std::vector<host_worker*> crew =

@@ -369,9 +369,10 @@ TEST(ZgemmReference, CertifiedDefaultMeetsTheNaiveLoopInBothMetrics) {
           scaled[v] = std::max(scaled[v], d / abs_ab);
         }
       }
-    std::printf("[ default ] phi %g: rel %.3g, scaled %.3g; the loop %.3g, %.3g; at native's "
-                "bound (s = %d) %.3g (%.2fx the loop's), %.3g\n",
-                phi, rel[0], scaled[0], rel[1], scaled[1], s, rel[2], rel[2] / rel[1], scaled[2]);
+    std::printf(
+        "[ default ] phi %g: rel %.3g, scaled %.3g; the loop %.3g, %.3g; at native's "
+        "bound (s = %d) %.3g (%.2fx the loop's), %.3g\n",
+        phi, rel[0], scaled[0], rel[1], scaled[1], s, rel[2], rel[2] / rel[1], scaled[2]);
     EXPECT_LE(rel[0], rel[1]) << "phi " << phi;
     EXPECT_LE(scaled[0], scaled[1]) << "phi " << phi;
   }

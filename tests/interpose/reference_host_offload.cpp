@@ -7,9 +7,9 @@
 // embedded call (ZGEMM) is built, run by the reference and finished.
 #include "core/moduli_choice.hpp"
 #include "dispatch/settings.hpp"
-#include "reference/auto_reference.hpp"
 #include "offload_double.hpp"
 #include "ozdgemm/ozdgemm.h"
+#include "reference/auto_reference.hpp"
 
 namespace ozdgemm::detail {
 
@@ -21,7 +21,7 @@ host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
   const config& cfg = settings();
   if (cfg.moduli.chooses_per_call()) {
     // The real host path's choice: an embedded (complex) call's target is complex_target's.
-    const gemm_problem p{g.m, g.n, g.k, operand_a(g.opa, g.a, g.lda), operand_b(g.opb, g.b, g.ldb),
+    const gemm_problem p{g.m, g.n,  g.k, operand_a(g.opa, g.a, g.lda), operand_b(g.opb, g.b, g.ldb),
                          g.c, g.ldc};
     const accuracy_target t =
         embedded != nullptr ? complex_target(cfg.accuracy, cfg.moduli) : cfg.accuracy;
