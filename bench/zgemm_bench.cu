@@ -396,6 +396,7 @@ int main(int argc, char** argv) {
             std::printf("  matched (%s, %s): no s meets native\n", form, mname);
         }
       std::fflush(stdout);
+      if (csv.is_open()) csv.flush();  // each set's rows survive a run cut short
     }
   return 0;
 }
