@@ -5,13 +5,16 @@
 //   certified  the certified count, chosen on the host (ozdgemm_dgemm_ex)
 //   gpu        the certified count, chosen on the GPU (set_gpu_choice_everywhere)
 // timed with CUDA events around each call (the host's choice waits inside it), the median of
-// --reps after a warm-up. Then, between cudaProfilerStart and cudaProfilerStop, one more call
-// of each, each one after a one-thread marker kernel whose argument names it, so that a
-// profiler run with --profile-from-start off (ncu) lists every kernel of every call in order.
+// --reps after a warm-up; first_ms is the warm-up (the first call of the shape: workspace,
+// graphs, cuBLASLt plans), on the host clock to the end of the stream's work. Then, between
+// cudaProfilerStart and cudaProfilerStop, one more call of each, each one after a one-thread marker
+// kernel whose argument names it, so that a profiler run with --profile-from-start off (ncu) lists
+// every kernel of every call in order.
 //   certified_probe [--n 2048,4096,8192] [--phi 0.5] [--fixed 15] [--reps 10]
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,7 +67,7 @@ int main(int argc, char** argv) try {
   bench::cublas_handle handle(stream.get());
   bench::event_pool ev(2);
   const char* names[] = {"fixed", "auto", "certified", "gpu"};
-  std::printf("n,phi,method,s,median_ms,over_fixed\n");
+  std::printf("n,phi,method,s,median_ms,over_fixed,first_ms\n");
   for (const long long n : sizes) {
     const bench::shape sh{n, n, n};
     bench::input_set in = bench::make_input_set(sh, 1, 0, phi, stream.get());
@@ -91,7 +94,12 @@ int main(int argc, char** argv) try {
     };
     double fixed_ms = 0;
     for (int method = 0; method < 4; ++method) {
+      OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+      const auto t0 = std::chrono::steady_clock::now();
       int s = call(method);  // warm-up: workspace, graphs, cuBLASLt plans
+      OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+      const double first_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       std::vector<double> t;
       for (int r = 0; r < reps; ++r) {
         OZDGEMM_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
@@ -102,8 +110,8 @@ int main(int argc, char** argv) try {
       }
       const double ms = bench::median(t);
       if (method == 0) fixed_ms = ms;
-      std::printf("%lld,%g,%s,%s,%.4f,%.3f\n", n, phi, names[method],
-                  method == 3 ? "gpu" : std::to_string(s).c_str(), ms, ms / fixed_ms);
+      std::printf("%lld,%g,%s,%s,%.4f,%.3f,%.1f\n", n, phi, names[method],
+                  method == 3 ? "gpu" : std::to_string(s).c_str(), ms, ms / fixed_ms, first_ms);
       std::fflush(stdout);
     }
     OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
