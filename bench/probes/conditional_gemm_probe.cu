@@ -25,17 +25,11 @@
 #include <vector>
 
 #include "common/hash_fill.cuh"
+#include "common/probe_timing.cuh"
 
 namespace {
 
-#define CUDA_OK(x)                                                                            \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+using ozdgemm::bench::median_ms;
 
 struct shape {
   long long m, n, k, batch;
@@ -54,28 +48,6 @@ std::vector<shape> parse_shapes(const char* s) {
     pos = end + 1;
   }
   return out;
-}
-
-// Median of `reps` timed runs of f after one warm-up, in ms.
-double median_ms(const std::function<void()>& f, int reps, cudaStream_t st) {
-  cudaEvent_t a, b;
-  CUDA_OK(cudaEventCreate(&a));
-  CUDA_OK(cudaEventCreate(&b));
-  f();
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    CUDA_OK(cudaEventRecord(a, st));
-    f();
-    CUDA_OK(cudaEventRecord(b, st));
-    CUDA_OK(cudaEventSynchronize(b));
-    float ms = 0;
-    CUDA_OK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CUDA_OK(cudaEventDestroy(a));
-  CUDA_OK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 // `work` captured on `st` into a plain graph (conditional = false) or into the body of an IF
