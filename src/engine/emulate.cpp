@@ -410,6 +410,7 @@ void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_targe
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
     if (blk > 0) {
+      if (g.use == lt_use::plan_only) return;  // accumulating k-blocks are never timed
       launch_fold(L.prod, plane, tb, g.stream);
       OZDGEMM_CHECK_LAUNCH();
     }
@@ -687,7 +688,7 @@ gpu_choice_graphs::gemm_bodies switch_body(const device_gemm& call, const layout
   return [&call, &L, g, rb](int s, cudaStream_t body) {
     int8_gemm_target in_body = g;
     in_body.stream = body;
-    in_body.lt_workspace_bytes = 0;  // as the body's cuBLAS handle (gpu_choice.cpp): none
+    in_body.use = lt_use::in_graph_body;  // cuBLASLt with the call's workspace, as eager calls
     const int64_t i0 = rb * L.row_block;
     const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
     block_gemms(call, L, in_body, moduli_for(s), i0, rows);
@@ -713,13 +714,25 @@ gpu_choice_graphs::body_work native_body(const device_gemm& call, const int8_gem
 }
 
 // Whether every conditional of the plan can be had, before anything of the call is enqueued.
+// A SWITCH made here (eager, first call of its shape) finds its GEMMs' cuBLASLt plans made first
+// on the call's stream, timed as an eager call's are: nothing can be timed while its body is
+// captured, and the heuristic's first is up to 15% slower (bench/results/probes/README.md).
 bool gpu_choice_ready(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                       const gpu_plan& plan) {
   gpu_choice_graphs& graphs = *call.graphs;
-  for (int64_t rb = 0; rb < L.row_blocks; ++rb)
+  int8_gemm_target planning = g;
+  planning.use = lt_use::plan_only;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    if (!graphs.has_count_switch(call.stream, plan.switch_keys[rb])) {
+      const int64_t i0 = rb * L.row_block;
+      const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+      for (int s = kMinModuli; s <= kMaxModuli; ++s)
+        block_gemms(call, L, planning, moduli_for(s), i0, rows);
+    }
     if (!graphs.ready_count_switch(call.stream, g.handle, L.chosen, plan.switch_keys[rb],
                                    switch_body(call, L, g, rb)))
       return false;
+  }
   return graphs.ready_native_if(call.stream, g.handle, L.chosen, plan.native_key,
                                 native_body(call, g, plan));
 }

@@ -112,8 +112,9 @@ void gpu_choice_graphs::add_conditional(cudaStream_t capturing, cublasHandle_t h
   } restore{handle, nullptr};
   OZDGEMM_CUBLAS_TRY(cublas_get_stream(handle, &restore.back));
   OZDGEMM_CUBLAS_TRY(cublas_set_stream(handle, body_));
-  // No workspace in a body: what cuBLAS does with one (split-k reductions) is not allowed in a
-  // conditional body. Binding the stream again afterwards restores the default workspace.
+  // No cuBLAS workspace in a body: what cuBLAS does with one (split-k reductions) is not allowed
+  // in a conditional body. The INT8 GEMMs run on cuBLASLt with the call's own workspace
+  // (lt_use::in_graph_body). Binding the stream again afterwards restores the default one.
   OZDGEMM_CUBLAS_TRY(cublas_set_workspace(handle, nullptr, 0));
   for (unsigned b = 0; b < bodies; ++b) {
     if (!wanted(b)) continue;
@@ -155,12 +156,16 @@ bool count_body(unsigned b) { return b >= static_cast<unsigned>(kMinModuli); }
 
 }  // namespace
 
+bool gpu_choice_graphs::has_count_switch(cudaStream_t stream, const std::string& key) const {
+  return stream_capturing(stream) || gemm_graphs_.count(key) != 0;
+}
+
 bool gpu_choice_graphs::ready_count_switch(cudaStream_t stream, cublasHandle_t handle,
                                            const int* chosen, const std::string& key,
                                            const gemm_bodies& gemms) {
   // Under capture the node goes into the caller's graph, which the caller instantiates: nothing
   // is made here (nothing that could disturb the capture).
-  if (stream_capturing(stream) || gemm_graphs_.count(key) != 0) return true;
+  if (has_count_switch(stream, key)) return true;
   try {
     if (gemm_graphs_.size() >= kMaxGemmGraphs) {
       for (auto& [k, g] : gemm_graphs_) OZDGEMM_CUDA_TRY(cudaGraphExecDestroy(g.exec));
@@ -240,13 +245,13 @@ std::atomic<int> gpu_choice_override{-1};
 }  // namespace
 
 bool gpu_choice_from_env_value(const char* value) noexcept {
-  if (value == nullptr || std::strcmp(value, "host") == 0) return false;
-  if (std::strcmp(value, "gpu") == 0) return true;
+  if (value == nullptr || std::strcmp(value, "gpu") == 0) return true;
+  if (std::strcmp(value, "host") == 0) return false;
   try {
-    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected host|gpu); using host", value);
+    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected gpu|host); using gpu", value);
   } catch (...) {
   }
-  return false;
+  return true;
 }
 
 bool gpu_choice_everywhere() noexcept {
@@ -257,5 +262,7 @@ bool gpu_choice_everywhere() noexcept {
 }
 
 void set_gpu_choice_everywhere(bool on) noexcept { gpu_choice_override.store(on ? 1 : 0); }
+
+void clear_gpu_choice_override() noexcept { gpu_choice_override.store(-1); }
 
 }  // namespace ozdgemm::detail

@@ -27,14 +27,16 @@ namespace ozdgemm::detail {
 
 // Where a certified count is chosen for a call that asks for the GPU's choice
 // (device_gemm::choose_on_gpu): on a stream under capture always (the host cannot choose there);
-// on other streams only with OZDGEMM_CHOICE=gpu, since the host's choice is faster today
-// (docs/accuracy.md, section 13). OZDGEMM_CHOICE: null or "host" -> false, "gpu" -> true,
-// anything else -> false after one warning.
+// on other streams too unless OZDGEMM_CHOICE=host, which trades one host wait per call for the
+// graph conditionals' few percent (docs/accuracy.md, section 13). OZDGEMM_CHOICE: null or "gpu"
+// -> true, "host" -> false, anything else -> true after one warning.
 bool gpu_choice_from_env_value(const char* value) noexcept;
 // The process-wide answer: set_gpu_choice_everywhere()'s, else OZDGEMM_CHOICE read once.
 bool gpu_choice_everywhere() noexcept;
-// For tests and measurements: override the environment for the rest of the process.
+// For tests and measurements: override the environment for the rest of the process, and undo
+// that (back to OZDGEMM_CHOICE).
 void set_gpu_choice_everywhere(bool on) noexcept;
+void clear_gpu_choice_override() noexcept;
 
 // One context's streams, cached graphs and tally. Not thread-safe: used under the context's lock.
 class gpu_choice_graphs {
@@ -54,8 +56,12 @@ class gpu_choice_graphs {
   // Each conditional comes in two steps. ready_*, before anything of the call is enqueued,
   // makes (or finds) the executable graph of `key`, which names everything it reads and does;
   // false when CUDA cannot make it (why: unusable_reason()): the call must then choose on the
-  // host. On a stream under capture it makes nothing and answers true. enqueue_*, after the work already on `stream`: on a stream under capture the
-  // conditional node goes into the caller's graph, otherwise the prepared graph is launched.
+  // host. On a stream under capture it makes nothing and answers true. enqueue_*, after the
+  // work already on `stream`: on a stream under capture the conditional node goes into the
+  // caller's graph, otherwise the prepared graph is launched.
+  //
+  // Whether ready_count_switch has nothing to make for `key` (made already, or under capture).
+  bool has_count_switch(cudaStream_t stream, const std::string& key) const;
   //   SWITCH on *chosen, body s = gemms(s). GEMM bodies read the workspace only, so the key
   //   does not name the caller's pointers and the graph serves every call of that shape.
   bool ready_count_switch(cudaStream_t stream, cublasHandle_t handle, const int* chosen,

@@ -85,11 +85,17 @@ size_t int8_gemm_workspace_bytes(int8_gemm_backend resolved, int64_t m_pad,
 void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& v, const int8_t* a,
                      const int8_t* b, int32_t* c, bool accumulate) {
   static const int32_t one = 1, zero = 0;
+  if (t.use == lt_use::plan_only) {  // the cublas backend has no plans
+    if (t.backend == int8_gemm_backend::lt)
+      (void)lt_int8_gemm(t.handle, t.stream, v, a, b, c, accumulate, t.lt_workspace,
+                         t.lt_workspace_bytes, t.use);
+    return;
+  }
   if (inject_fault(fault::cublas))  // test-only (common/fault_injection.hpp)
     throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   if (t.backend == int8_gemm_backend::lt) {
     if (lt_int8_gemm(t.handle, t.stream, v, a, b, c, accumulate, t.lt_workspace,
-                     t.lt_workspace_bytes))
+                     t.lt_workspace_bytes, t.use))
       return;
     // Not served (a failure, logged there, or a shape whose timing chose cublasGemmEx);
     // nothing that changes C was enqueued, beyond timing's C = A^T B: cublasGemmEx below.

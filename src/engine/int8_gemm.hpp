@@ -72,6 +72,7 @@ struct int8_gemm_target {
   int8_gemm_backend backend;  // resolved: cublas or lt
   void* lt_workspace;         // lt: int8_gemm_workspace_bytes() bytes, 256-byte aligned
   size_t lt_workspace_bytes;
+  lt_use use = lt_use::run;  // plan_only: plans made, nothing run, with either backend
 };
 
 // INT8 x INT8 -> INT32, C = A^T B (+ C when accumulate), m_rows x n_pad per plane, over

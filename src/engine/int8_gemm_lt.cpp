@@ -409,7 +409,7 @@ bool fall_back(const plan* p, const lt_gemm_shape& s, const char* why) noexcept 
 
 bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shape& s,
                   const int8_t* a, const int8_t* b, int32_t* c, bool accumulate, void* workspace,
-                  size_t workspace_bytes) noexcept {
+                  size_t workspace_bytes, lt_use use) noexcept {
   try {
     const lt_api* lt = api();
     if (lt == nullptr) {
@@ -442,7 +442,8 @@ bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shap
         }
       }
     }
-    if (p->cublas_faster) {
+    if (use == lt_use::plan_only) return p->usable;
+    if (p->cublas_faster && use != lt_use::in_graph_body) {
       n_cublas_chosen.fetch_add(1, std::memory_order_relaxed);
       return false;  // as timing chose (said at debug level when the plan was made)
     }

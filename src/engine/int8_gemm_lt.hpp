@@ -43,6 +43,17 @@ struct lt_gemm_shape {
   int64_t stride_a, stride_b, stride_c;
 };
 
+// What lt_int8_gemm is asked for:
+//   run            the GEMM, as described below;
+//   in_graph_body  the same in the body of a CUDA graph conditional node (engine/gpu_choice.hpp),
+//                  where the caller's cublasGemmEx would run without a workspace (1.7-1.9x
+//                  slower on the H200, bench/results/probes/README.md): a shape for which timing
+//                  chose cublasGemmEx runs cuBLASLt's fastest candidate instead;
+//   plan_only      the plan alone (timed where a run would time it; timing writes A^T B into C),
+//                  so that GEMMs captured later into such a body find a timed plan: nothing else
+//                  is enqueued, and true is returned whenever a plan exists.
+enum class lt_use { run, in_graph_body, plan_only };
+
 // Runs the GEMM through cuBLASLt on `stream` with the workspace given; false when the lt
 // backend could not serve it (cuBLASLt missing, no algorithm, or a failed call: logged, at
 // warn level the first time per shape, counted in fallbacks) or when timing chose cublasGemmEx
@@ -52,7 +63,7 @@ struct lt_gemm_shape {
 // is bound to `stream` (timing runs cublasGemmEx on it). Never throws.
 bool lt_int8_gemm(cublasHandle_t handle, cudaStream_t stream, const lt_gemm_shape& shape,
                   const int8_t* a, const int8_t* b, int32_t* c, bool accumulate, void* workspace,
-                  size_t workspace_bytes) noexcept;
+                  size_t workspace_bytes, lt_use use = lt_use::run) noexcept;
 
 // Process-wide counts, for the tests (that the lt backend really ran) and the debug log.
 struct lt_counts {

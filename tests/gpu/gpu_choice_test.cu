@@ -1,13 +1,14 @@
 // The certified moduli count chosen on the GPU (engine/gpu_choice.hpp), which ozdgemm_dgemm and
-// the cuBLAS hooks use under graph capture, and everywhere with OZDGEMM_CHOICE=gpu:
+// the cuBLAS hooks use by default (everywhere but with OZDGEMM_CHOICE=host, and under graph
+// capture always):
 //   - the same s as the host reference's certified choice (the GPU's tally counts it) and the
 //     same bits, over the issue's sets, anti-aligned inputs, both scalings and three targets; a
 //     call that no s serves gives native cublasDgemm's bits, in both pointer modes;
-//   - no host synchronisation: behind a 200 ms spinning kernel on the same stream, an emulated
-//     4096^3 call returns to the host while the kernel still spins;
-//   - graph capture, with the default setting: one captured call replayed on three inputs in the
-//     same buffers (one of them anti-aligned, which no s serves) gives on each the s and the bits
-//     of the uncaptured call (the host's choice).
+//   - no host synchronisation, at the default setting: behind a 200 ms spinning kernel on the
+//     same stream, an emulated 4096^3 call returns to the host while the kernel still spins;
+//   - graph capture: one captured call replayed on three inputs in the same buffers (one of them
+//     anti-aligned, which no s serves) gives on each the s and the bits of the uncaptured call
+//     chosen on the host (OZDGEMM_CHOICE=host).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -94,7 +95,7 @@ struct choice_param {
   }
 };
 
-// Every call chooses on the GPU (OZDGEMM_CHOICE=gpu); by default only captured calls do.
+// Every call chooses on the GPU (OZDGEMM_CHOICE=gpu, the default), whatever the environment.
 class GpuChoiceTest : public AutoGpuTest {
  protected:
   void SetUp() override {
@@ -103,7 +104,7 @@ class GpuChoiceTest : public AutoGpuTest {
   }
   void TearDown() override {
     AutoGpuTest::TearDown();
-    ozdgemm::detail::set_gpu_choice_everywhere(false);
+    ozdgemm::detail::clear_gpu_choice_override();
   }
 };
 
@@ -223,7 +224,11 @@ long long spin_cycles(double ms) {
   return static_cast<long long>(ms * khz);
 }
 
-TEST_F(GpuChoice, ReturnsBeforeASpinningKernelOnTheStreamEnds) {
+// At the default setting (no override, OZDGEMM_CHOICE unset in the test environment).
+class GpuChoiceDefault : public AutoGpuTest {};
+
+TEST_F(GpuChoiceDefault, ReturnsBeforeASpinningKernelOnTheStreamEnds) {
+  ASSERT_TRUE(ozdgemm::detail::gpu_choice_everywhere()) << "OZDGEMM_CHOICE=host in this run";
   const int64_t n = 4096;
   const auto_case c{"phi0p5", auto_set::phi, 0.5, n, n, n, 5150};
   const operand_pair in = ozdgemm::test::make_auto_inputs(c);
@@ -278,7 +283,7 @@ TEST_F(GpuChoice, CapturedCallChoosesAgainAtEachReplay) {
   ASSERT_CUBLAS(cublasSetStream(handle_, stream));
   const double alpha = 1.5, beta = -0.5;
   const ozdgemm_options_t o = ozdgemm_default_options();
-  // The default: eager calls choose on the host, captured ones on the GPU.
+  // Eager calls choose on the host (OZDGEMM_CHOICE=host), captured ones on the GPU.
   ozdgemm::detail::set_gpu_choice_everywhere(false);
   auto load = [&](const operand_pair& in) {
     ASSERT_CUDA(cudaMemcpy(d.a.ptr, in.a.data.data(), in.a.data.size() * 8, cudaMemcpyHostToDevice));
