@@ -143,6 +143,16 @@ struct layout {
 // not be allocated anyway.
 constexpr int64_t kMaxLayoutDim = int64_t{1} << 62;
 
+// Block rb of the layout's blocks of rows: its first padded row and its padded row count (the
+// last block may be shorter).
+struct row_span {
+  int64_t i0, rows;
+};
+row_span block_rows(const layout& L, int64_t rb) {
+  const int64_t i0 = rb * L.row_block;
+  return {i0, L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block};
+}
+
 // `automatic` adds the model's arrays (and nothing else: the fixed-s layout is unchanged),
 // `certified` (with automatic) the certification's; `gemm` (resolved) the INT8 GEMM backend's
 // workspace, last. row_block: rows of C per block of the GEMM and CRT steps (0 or >= m: one
@@ -450,8 +460,7 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
                                : target_bound(call.target, p.k);
   const uint32_t nearest_mask = nearest_mask_for(p.k);
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const int64_t i0 = rb * L.row_block;
-    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    const auto [i0, rows] = block_rows(L, rb);
     // One band and one k-block: G is the band GEMM's INT32 sums, read as they are.
     const bool single = kCertBands == 1 && L.nblk == 1;
     if (!single)
@@ -629,7 +638,7 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
   gpu_plan plan;
   const bool batched = batched_gemms(call.batching, L.row_block, L.n_pad, L.k_pad);
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const int64_t i0 = rb * L.row_block;
+    const auto [i0, rows] = block_rows(L, rb);
     struct gemm_key {
       const void *chosen, *res_a, *res_b, *prod, *lt_ws;
       size_t lt_ws_bytes;
@@ -644,7 +653,7 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
     key.lt_ws = L.lt_ws;
     key.lt_ws_bytes = L.lt_ws_bytes;
     key.i0 = i0;
-    key.rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    key.rows = rows;
     key.m_pad = L.m_pad;
     key.n_pad = L.n_pad;
     key.k_pad = L.k_pad;
@@ -689,8 +698,7 @@ gpu_choice_graphs::gemm_bodies switch_body(const device_gemm& call, const layout
     int8_gemm_target in_body = g;
     in_body.stream = body;
     in_body.use = lt_use::in_graph_body;  // cuBLASLt with the call's workspace, as eager calls
-    const int64_t i0 = rb * L.row_block;
-    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    const auto [i0, rows] = block_rows(L, rb);
     block_gemms(call, L, in_body, moduli_for(s), i0, rows);
   };
 }
@@ -724,8 +732,7 @@ bool gpu_choice_ready(const device_gemm& call, const layout& L, const int8_gemm_
   planning.use = lt_use::plan_only;
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     if (!graphs.has_count_switch(call.stream, plan.switch_keys[rb])) {
-      const int64_t i0 = rb * L.row_block;
-      const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+      const auto [i0, rows] = block_rows(L, rb);
       for (int s = kMinModuli; s <= kMaxModuli; ++s)
         block_gemms(call, L, planning, moduli_for(s), i0, rows);
     }
@@ -767,8 +774,7 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const int64_t i0 = rb * L.row_block;
-    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    const auto [i0, rows] = block_rows(L, rb);
     graphs.enqueue_count_switch(st, g.handle, L.chosen, plan.switch_keys[rb],
                                 switch_body(call, L, g, rb));
     if (block_events) record(ev->gemm_done[rb], st);
@@ -971,8 +977,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const int64_t i0 = rb * L.row_block;
-    const int64_t rows = L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block;
+    const auto [i0, rows] = block_rows(L, rb);
     // 3. INT8 GEMMs.
     block_gemms(call, L, g, *tb, i0, rows);
     if (block_events) record(ev->gemm_done[rb], st);
