@@ -245,13 +245,13 @@ std::atomic<int> gpu_choice_override{-1};
 }  // namespace
 
 bool gpu_choice_from_env_value(const char* value) noexcept {
-  if (value == nullptr || std::strcmp(value, "gpu") == 0) return true;
-  if (std::strcmp(value, "host") == 0) return false;
+  if (value == nullptr || std::strcmp(value, "host") == 0) return false;
+  if (std::strcmp(value, "gpu") == 0) return true;
   try {
-    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected gpu|host); using gpu", value);
+    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected gpu|host); using host", value);
   } catch (...) {
   }
-  return true;
+  return false;
 }
 
 bool gpu_choice_everywhere() noexcept {

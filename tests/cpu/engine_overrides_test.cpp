@@ -70,12 +70,12 @@ TEST(EngineOverrides, ZgemmFormValues) {
 
 TEST(EngineOverrides, ChoiceValues) {
   log_capture log;
-  EXPECT_TRUE(detail::gpu_choice_from_env_value(nullptr)) << "the default: the GPU chooses";
+  EXPECT_FALSE(detail::gpu_choice_from_env_value(nullptr)) << "the default: the host chooses";
   EXPECT_FALSE(detail::gpu_choice_from_env_value("host"));
   EXPECT_TRUE(detail::gpu_choice_from_env_value("gpu"));
   EXPECT_EQ(log.count("OZDGEMM_CHOICE"), 0) << "valid values are not warned about";
   for (const char* bad : {"", "GPU", "device", "gpu ", "1"})
-    EXPECT_TRUE(detail::gpu_choice_from_env_value(bad)) << bad;
+    EXPECT_FALSE(detail::gpu_choice_from_env_value(bad)) << bad;
   if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   EXPECT_EQ(log.count("OZDGEMM_CHOICE="), 5);
   EXPECT_EQ(log.count("OZDGEMM_CHOICE='device' is invalid"), 1);

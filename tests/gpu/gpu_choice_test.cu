@@ -4,7 +4,7 @@
 //   - the same s as the host reference's certified choice (the GPU's tally counts it) and the
 //     same bits, over the issue's sets, anti-aligned inputs, both scalings and three targets; a
 //     call that no s serves gives native cublasDgemm's bits, in both pointer modes;
-//   - no host synchronisation, at the default setting: behind a 200 ms spinning kernel on the
+//   - no host synchronisation with OZDGEMM_CHOICE=gpu: behind a 200 ms spinning kernel on the
 //     same stream, an emulated 4096^3 call returns to the host while the kernel still spins;
 //   - graph capture: one captured call replayed on three inputs in the same buffers (one of them
 //     anti-aligned, which no s serves) gives on each the s and the bits of the uncaptured call
@@ -224,11 +224,7 @@ long long spin_cycles(double ms) {
   return static_cast<long long>(ms * khz);
 }
 
-// At the default setting (no override, OZDGEMM_CHOICE unset in the test environment).
-class GpuChoiceDefault : public AutoGpuTest {};
-
-TEST_F(GpuChoiceDefault, ReturnsBeforeASpinningKernelOnTheStreamEnds) {
-  ASSERT_TRUE(ozdgemm::detail::gpu_choice_everywhere()) << "OZDGEMM_CHOICE=host in this run";
+TEST_F(GpuChoiceTest, ReturnsBeforeASpinningKernelOnTheStreamEnds) {
   const int64_t n = 4096;
   const auto_case c{"phi0p5", auto_set::phi, 0.5, n, n, n, 5150};
   const operand_pair in = ozdgemm::test::make_auto_inputs(c);
