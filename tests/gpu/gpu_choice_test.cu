@@ -1,6 +1,6 @@
 // The certified moduli count chosen on the GPU (engine/gpu_choice.hpp), which ozdgemm_dgemm and
-// the cuBLAS hooks use by default (everywhere but with OZDGEMM_CHOICE=host, and under graph
-// capture always):
+// the cuBLAS hooks use under graph capture always, and for eager calls with OZDGEMM_CHOICE=gpu
+// (the tests set it with set_gpu_choice_everywhere):
 //   - the same s as the host reference's certified choice (the GPU's tally counts it) and the
 //     same bits, over the issue's sets, anti-aligned inputs, both scalings and three targets; a
 //     call that no s serves gives native cublasDgemm's bits, in both pointer modes;
