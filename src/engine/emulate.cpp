@@ -1,6 +1,7 @@
 #include "engine/emulate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -876,9 +877,14 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (on_gpu) {
     plan = plan_gpu_choice(call, L, g);
     on_gpu = gpu_choice_ready(call, L, g, plan);
+    // A capture can be invalidated by other threads' work (the next call tries again): warned
+    // once, then at debug level.
+    static std::atomic<bool> warned{false};
     if (!on_gpu)
-      logger().warn("certified count: the CUDA graphs of the choice on the GPU cannot be made "
-                    "({}); this call chooses on the host", call.graphs->unusable_reason());
+      logger().log(warned.exchange(true) ? spdlog::level::debug : spdlog::level::warn,
+                   "certified count: the CUDA graphs of the choice on the GPU cannot be made "
+                   "({}); this call chooses on the host",
+                   call.graphs->unusable_reason());
   }
   if (automatic && !on_gpu && stream_capturing(call.stream)) {
     if (choice != nullptr) {

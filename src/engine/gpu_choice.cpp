@@ -23,29 +23,23 @@ constexpr size_t kMaxGemmGraphs = 64;
 // The tallies of contexts already released (their handles destroyed), for the exit summary.
 std::atomic<unsigned long long> released_tally[kMaxModuli + 1];
 
-// Ends the capture of `stream` if a body's work threw half-way, so the stream is usable again.
-class body_capture {
- public:
-  body_capture(cudaStream_t stream, cudaGraph_t body) : stream_(stream) {
-    OZDGEMM_CUDA_TRY(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0,
-                                                   cudaStreamCaptureModeThreadLocal));
-  }
-  void end() {
+// A graph captured from `stream`, which nothing else captures: `build` enqueues the work. If it
+// throws, the capture is ended and dropped (the stream is usable again) and the error passes on.
+cudaGraph_t capture_on(cudaStream_t stream, const std::function<void(cudaStream_t)>& build) {
+  OZDGEMM_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    build(stream);
+  } catch (...) {
     cudaGraph_t g = nullptr;
-    open_ = false;
-    OZDGEMM_CUDA_TRY(cudaStreamEndCapture(stream_, &g));
-  }
-  ~body_capture() {
-    if (!open_) return;
-    cudaGraph_t g = nullptr;
-    (void)cudaStreamEndCapture(stream_, &g);
+    (void)cudaStreamEndCapture(stream, &g);
+    if (g != nullptr) (void)cudaGraphDestroy(g);
     (void)cudaGetLastError();
+    throw;
   }
-
- private:
-  cudaStream_t stream_;
-  bool open_ = true;
-};
+  cudaGraph_t graph = nullptr;
+  OZDGEMM_CUDA_TRY(cudaStreamEndCapture(stream, &graph));
+  return graph;
+}
 
 }  // namespace
 
@@ -116,28 +110,24 @@ void gpu_choice_graphs::add_conditional(cudaStream_t capturing, cublasHandle_t h
   // in a conditional body. The INT8 GEMMs run on cuBLASLt with the call's own workspace
   // (lt_use::in_graph_body). Binding the stream again afterwards restores the default one.
   OZDGEMM_CUBLAS_TRY(cublas_set_workspace(handle, nullptr, 0));
+  // Each body is captured on its own and added to the node's body as a child graph, rather
+  // than captured into it (cudaStreamBeginCaptureToGraph): a capture can be invalidated by what
+  // other threads do meanwhile, and once a body captured into its node had failed half-way,
+  // ending the enclosing capture crashed inside the driver (H200, driver 580.159.04). A failed
+  // body now leaves the node's bodies untouched.
   for (unsigned b = 0; b < bodies; ++b) {
     if (!wanted(b)) continue;
-    body_capture cap(body_, params.conditional.phGraph_out[b]);
-    fill(b, body_);
-    cap.end();
+    const cudaGraph_t work = capture_on(body_, [&](cudaStream_t body) { fill(b, body); });
+    cudaGraphNode_t child = nullptr;
+    const cudaError_t e =
+        cudaGraphAddChildGraphNode(&child, params.conditional.phGraph_out[b], nullptr, 0, work);
+    (void)cudaGraphDestroy(work);  // the node holds a copy
+    OZDGEMM_CUDA_TRY(e);
   }
 }
 
 cudaGraph_t gpu_choice_graphs::capture(const std::function<void(cudaStream_t)>& build) {
-  OZDGEMM_CUDA_TRY(cudaStreamBeginCapture(build_, cudaStreamCaptureModeThreadLocal));
-  try {
-    build(build_);
-  } catch (...) {
-    cudaGraph_t g = nullptr;
-    (void)cudaStreamEndCapture(build_, &g);
-    if (g != nullptr) (void)cudaGraphDestroy(g);
-    (void)cudaGetLastError();
-    throw;
-  }
-  cudaGraph_t graph = nullptr;
-  OZDGEMM_CUDA_TRY(cudaStreamEndCapture(build_, &graph));
-  return graph;
+  return capture_on(build_, build);
 }
 
 cudaGraphExec_t gpu_choice_graphs::instantiate(cudaGraph_t graph) {
