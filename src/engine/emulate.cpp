@@ -774,6 +774,10 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   if (ev != nullptr) record(ev->prepared, st);
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
+  // Test-only: the INT8 GEMMs of this path are graph launches (nodes under capture), so a cuBLAS
+  // fault is injected once per call here, before anything writes C.
+  if (inject_fault(fault::cublas))
+    throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     const auto [i0, rows] = block_rows(L, rb);
     graphs.enqueue_count_switch(st, g.handle, L.chosen, plan.switch_keys[rb],
