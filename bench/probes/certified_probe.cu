@@ -1,5 +1,7 @@
-// What the certified moduli count (the default) costs over a fixed s, and where. For each n:
-// one input set (U - 0.5) exp(phi N(0,1)), then, on it,
+// What the certified moduli count (the default) costs over a fixed s and against cuBLAS, and
+// where. For each n: one input set (U - 0.5) exp(phi N(0,1)), then, on it,
+//   native     cublasDgemm
+//   cublas_emu cuBLAS's own FP64 emulation (eager, dynamic mantissa control)
 //   fixed      ozdgemm_dgemm_ex at the fixed s of --fixed (fast scaling)
 //   auto       the automatic count (fast)
 //   certified  the certified count, chosen on the host (ozdgemm_dgemm_ex)
@@ -24,6 +26,7 @@
 
 #include "common/bench_cuda.hpp"
 #include "common/bench_inputs.hpp"
+#include "common/bench_methods.hpp"
 #include "engine/gpu_choice.hpp"
 #include "ozdgemm/ozdgemm.h"
 
@@ -65,26 +68,41 @@ int main(int argc, char** argv) try {
   }
   bench::cuda_stream stream;
   bench::cublas_handle handle(stream.get());
+  bench::cublas_handle emu_handle(stream.get());
+  const std::string emu_error = bench::configure_cublas_emulation(emu_handle.get(), false, 0);
+  if (!emu_error.empty())
+    std::fprintf(stderr, "certified_probe: no cublas_emu: %s\n", emu_error.c_str());
   bench::event_pool ev(2);
-  const char* names[] = {"fixed", "auto", "certified", "gpu"};
-  std::printf("n,phi,method,s,median_ms,over_fixed,first_ms\n");
+  enum { kFixed, kAuto, kCertified, kGpu, kNative, kCublasEmu };
+  const char* names[] = {"fixed", "auto", "certified", "gpu", "native", "cublas_emu"};
+  // Native first: every row's ratio to it comes from the same run.
+  const int order[] = {kNative, kCublasEmu, kFixed, kAuto, kCertified, kGpu};
+  std::printf("n,phi,method,s,median_ms,over_fixed,over_native,first_ms\n");
   for (const long long n : sizes) {
     const bench::shape sh{n, n, n};
     bench::input_set in = bench::make_input_set(sh, 1, 0, phi, stream.get());
     const double one = 1.0, zero = 0.0;
     auto call = [&](int method) {
+      if (method == kNative || method == kCublasEmu) {
+        const int ni = static_cast<int>(n);
+        OZDGEMM_CUBLAS_TRY(cublasDgemm(method == kNative ? handle.get() : emu_handle.get(),
+                                       CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, in.a.get(), ni,
+                                       in.b.get(), ni, &zero, in.c.get(), ni));
+        return 0;
+      }
       ozdgemm_options_t o = ozdgemm_default_options();
       o.scaling = OZDGEMM_SCALING_FAST;
-      o.num_moduli = method == 0   ? fixed
-                     : method == 1 ? OZDGEMM_MODULI_AUTO
-                                   : OZDGEMM_MODULI_CERTIFIED;
-      set_gpu_choice_everywhere(method == 3);
+      o.num_moduli = method == kFixed  ? fixed
+                     : method == kAuto ? OZDGEMM_MODULI_AUTO
+                                       : OZDGEMM_MODULI_CERTIFIED;
+      set_gpu_choice_everywhere(method == kGpu);
       int s = -1;
       const ozdgemm_status_t st =
-          method == 3 ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
-                                      in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o)
-                      : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
-                                         in.a.get(), n, in.b.get(), n, &zero, in.c.get(), n, o, &s);
+          method == kGpu
+              ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(), n,
+                              in.b.get(), n, &zero, in.c.get(), n, o)
+              : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(),
+                                 n, in.b.get(), n, &zero, in.c.get(), n, o, &s);
       if (st != OZDGEMM_STATUS_SUCCESS) {
         std::fprintf(stderr, "certified_probe: %s failed: %s\n", names[method],
                      ozdgemm_status_string(st));
@@ -92,8 +110,9 @@ int main(int argc, char** argv) try {
       }
       return s;
     };
-    double fixed_ms = 0;
-    for (int method = 0; method < 4; ++method) {
+    double fixed_ms = 0, native_ms = 0;
+    for (const int method : order) {
+      if (method == kCublasEmu && !emu_error.empty()) continue;
       OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
       const auto t0 = std::chrono::steady_clock::now();
       int s = call(method);  // warm-up: workspace, graphs, cuBLASLt plans
@@ -109,14 +128,20 @@ int main(int argc, char** argv) try {
         t.push_back(bench::elapsed_ms(ev[0], ev[1]));
       }
       const double ms = bench::median(t);
-      if (method == 0) fixed_ms = ms;
-      std::printf("%lld,%g,%s,%s,%.4f,%.3f,%.1f\n", n, phi, names[method],
-                  method == 3 ? "gpu" : std::to_string(s).c_str(), ms, ms / fixed_ms, first_ms);
+      if (method == kNative) native_ms = ms;
+      if (method == kFixed) fixed_ms = ms;
+      const bool ozdgemm = method != kNative && method != kCublasEmu;
+      std::printf("%lld,%g,%s,%s,%.4f,%.3f,%.3f,%.1f\n", n, phi, names[method],
+                  !ozdgemm         ? ""
+                  : method == kGpu ? "gpu"
+                                   : std::to_string(s).c_str(),
+                  ms, fixed_ms > 0 ? ms / fixed_ms : bench::kNaN, ms / native_ms, first_ms);
       std::fflush(stdout);
     }
     OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
     OZDGEMM_CUDA_TRY(cudaProfilerStart());
-    for (int method = 0; method < 4; ++method) {
+    for (const int method : order) {
+      if (method == kCublasEmu && !emu_error.empty()) continue;
       marker<<<1, 1, 0, stream.get()>>>(method);
       call(method);
     }
