@@ -28,9 +28,9 @@ namespace ozdgemm::detail {
 // Where a certified count is chosen for a call that asks for the GPU's choice
 // (device_gemm::choose_on_gpu): on a stream under capture always (the host cannot choose there);
 // on other streams only with OZDGEMM_CHOICE=gpu, which saves the host wait of each call. Not the
-// default: concurrent first calls of a shape from several threads crashed the load test with
-// it (docs/accuracy.md, section 13). OZDGEMM_CHOICE: null or "host" -> false, "gpu" -> true,
-// anything else -> false after one warning.
+// default: it captures graphs inside eager calls, and a device synchronisation in another
+// thread during a capture crashes the driver (docs/accuracy.md, section 13). OZDGEMM_CHOICE:
+// null or "host" -> false, "gpu" -> true, anything else -> false after one warning.
 bool gpu_choice_from_env_value(const char* value) noexcept;
 // The process-wide answer: set_gpu_choice_everywhere()'s, else OZDGEMM_CHOICE read once.
 bool gpu_choice_everywhere() noexcept;
