@@ -18,7 +18,12 @@
 //                   bound of native, bitwise equal to native); the next call is emulated again
 //                   (bitwise equal to the host reference);
 //   cap             (OZDGEMM_MAX_WORKSPACE small) a large call runs natively, correct; a small
-//                   one is emulated.
+//                   one is emulated;
+//   sync-beside     for 3 s, emulated calls of four shapes, each into a freshly allocated C,
+//                   while another thread synchronises the device (cudaDeviceSynchronize) and
+//                   creates and destroys cuBLAS handles: no crash, every result bitwise equal to
+//                   the host reference. (A stream capture inside the library's eager calls
+//                   would crash the driver here: docs/accuracy.md, section 13.)
 // Exit status: 0 pass, 1 fail, 77 skipped (no device / library not preloaded where needed).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -27,11 +32,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -388,6 +395,60 @@ int mode_cap() {
   return failures != 0;
 }
 
+int mode_sync_beside() {
+  if (!expect_emulation()) {
+    std::puts("needs OZDGEMM_MODE=emulate and the library preloaded");
+    return 77;
+  }
+  std::vector<std::unique_ptr<problem>> problems;  // problem owns device memory: not copied
+  for (const int n : {96, 160, 256, 384}) problems.push_back(std::make_unique<problem>(n, 100 + n));
+  std::vector<std::vector<double>> refs;
+  for (const auto& p : problems) refs.push_back(p->reference());
+  cublasHandle_t h;
+  CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cublasSetStream(h, s);
+  std::atomic<bool> done{false};
+  std::atomic<long> syncs{0};
+  std::thread other([&] {
+    while (!done.load()) {
+      cudaDeviceSynchronize();
+      cublasHandle_t t;
+      if (cublasCreate(&t) == CUBLAS_STATUS_SUCCESS) cublasDestroy(t);
+      syncs.fetch_add(1);
+    }
+  });
+  const double one = 1.0, half = 0.5;
+  long calls = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  for (size_t round = 0; std::chrono::steady_clock::now() < end && failures == 0; ++round) {
+    const problem& p = *problems[round % problems.size()];
+    const size_t bytes = p.c0.size() * 8;
+    double* c = nullptr;  // a new C each call: new arguments for the library every time
+    CHECK(cudaMalloc(&c, bytes) == cudaSuccess, "cudaMalloc");
+    cudaMemcpyAsync(c, p.c0.data(), bytes, cudaMemcpyHostToDevice, s);
+    CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.n, p.n, &one, p.da, p.n, p.db, p.n, &half,
+                      c, p.n) == CUBLAS_STATUS_SUCCESS,
+          "call %ld", calls);
+    std::vector<double> got(p.c0.size());
+    cudaMemcpyAsync(got.data(), c, bytes, cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    cudaFree(c);
+    CHECK(bitwise_equal(got, refs[round % problems.size()]), "call %ld (n = %d) not bitwise", calls,
+          p.n);
+    ++calls;
+  }
+  done.store(true);
+  other.join();
+  std::printf("%ld emulated calls beside %ld device synchronisations and handle cycles\n", calls,
+              syncs.load());
+  CHECK(calls > 0 && syncs.load() > 0, "nothing ran side by side");
+  cublasDestroy(h);
+  cudaStreamDestroy(s);
+  return failures != 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -403,9 +464,10 @@ int main(int argc, char** argv) {
   if (std::strncmp(mode, "exit-", 5) == 0) return mode_exit(mode);
   if (std::strcmp(mode, "fault") == 0) return mode_fault();
   if (std::strcmp(mode, "cap") == 0) return mode_cap();
+  if (std::strcmp(mode, "sync-beside") == 0) return mode_sync_beside();
   std::fprintf(stderr,
                "usage: %s graph|fork|exit-in-flight|exit-destroyed|exit-thread|no-gpu|"
-               "fault|cap\n",
+               "fault|cap|sync-beside\n",
                argv[0]);
   return 2;
 }
