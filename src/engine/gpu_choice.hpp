@@ -47,8 +47,8 @@ class gpu_choice_graphs {
   gpu_choice_graphs(const gpu_choice_graphs&) = delete;
   gpu_choice_graphs& operator=(const gpu_choice_graphs&) = delete;
 
-  // Work enqueued into a conditional body: `body_stream` is being captured into the body, and
-  // `handle` (the context's private cuBLAS handle) is bound to it.
+  // Work enqueued into a conditional body: `body_stream` is being captured (the graph becomes a
+  // child graph of the body), and `handle` (the context's private cuBLAS handle) is bound to it.
   using body_work = std::function<void(cudaStream_t body_stream)>;
 
   // The GEMMs of s moduli for body s, s in [kMinModuli, kMaxModuli].
