@@ -1,5 +1,6 @@
-// What the one-off probes (bench/probes) share: exit on a CUDA error, and the median time of a
-// piece of stream work. The probes call CUDA and cuBLASLt directly, below the bench library.
+// What the one-off probes (bench/probes) share: exit on a CUDA error, the median time of a
+// piece of stream work, and the parameters of a CUDA graph IF node. The probes call CUDA and
+// cuBLASLt directly, below the bench library.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,6 +42,16 @@ double median_ms(F f, int reps, cudaStream_t st) {
   CUDA_OK(cudaEventDestroy(b));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// A one-body IF node on `cond` (cudaGraphAddNode fills phGraph_out with its body).
+inline cudaGraphNodeParams if_node_params(cudaGraphConditionalHandle cond) {
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeConditional;
+  p.conditional.handle = cond;
+  p.conditional.type = cudaGraphCondTypeIf;
+  p.conditional.size = 1;
+  return p;
 }
 
 }  // namespace ozdgemm::bench

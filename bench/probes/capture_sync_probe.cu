@@ -108,11 +108,7 @@ void capture_loop(const std::string& graph_kind, bool cublas_body) {
       good = good && ok(cudaGetLastError()) &&
              ok(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, &deps, nullptr,
                                          &ndeps));
-      cudaGraphNodeParams p{};
-      p.type = cudaGraphNodeTypeConditional;
-      p.conditional.handle = cond;
-      p.conditional.type = cudaGraphCondTypeIf;
-      p.conditional.size = 1;
+      cudaGraphNodeParams p = ozdgemm::bench::if_node_params(cond);
       cudaGraphNode_t node = nullptr;
       good = good && ok(cudaGraphAddNode(&node, building, deps, nullptr, ndeps, &p)) &&
              ok(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1,

@@ -60,11 +60,7 @@ cudaGraphExec_t make_graph(cudaStream_t st, bool conditional,
   if (conditional) {
     cudaGraphConditionalHandle cond = 0;
     CUDA_OK(cudaGraphConditionalHandleCreate(&cond, graph, 1, cudaGraphCondAssignDefault));
-    cudaGraphNodeParams p{};
-    p.type = cudaGraphNodeTypeConditional;
-    p.conditional.handle = cond;
-    p.conditional.type = cudaGraphCondTypeIf;
-    p.conditional.size = 1;
+    cudaGraphNodeParams p = ozdgemm::bench::if_node_params(cond);
     cudaGraphNode_t node = nullptr;
     CUDA_OK(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
     into = p.conditional.phGraph_out[0];
