@@ -355,34 +355,23 @@ OZDGEMM_API void cblas_dgemm(int layout, int transa, int transb, int m, int n, i
       "cblas_dgemm", {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
+// One Fortran spelling of xGEMM: the arguments by reference, then the hidden lengths of the two
+// TRANS strings. (ZGEMM's complex scalars and matrices arrive as pointers to pairs of doubles.)
+#define OZDGEMM_FORTRAN_GEMM(NAME, SERVE)                                                          \
+  OZDGEMM_API void NAME(const char* transa, const char* transb, const int* m, const int* n,        \
+                        const int* k, const double* alpha, const double* a, const int* lda,        \
+                        const double* b, const int* ldb, const double* beta, double* c,            \
+                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept { \
+    ozdgemm::detail::SERVE<ozdgemm::detail::fortran_args>(                                         \
+        #NAME,                                                                                     \
+        {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});   \
+  }
+
 // The Fortran spellings: dgemm_ (gfortran, flang, ifort/ifx, nvfortran), dgemm (xlf without
 // -qextname) and DGEMM (upper case, as MKL also exports it).
-OZDGEMM_API void dgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                        const int* k, const double* alpha, const double* a, const int* lda,
-                        const double* b, const int* ldb, const double* beta, double* c,
-                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
-      "dgemm_",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
-
-OZDGEMM_API void dgemm(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const double* alpha, const double* a, const int* lda,
-                       const double* b, const int* ldb, const double* beta, double* c,
-                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
-      "dgemm",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
-
-OZDGEMM_API void DGEMM(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const double* alpha, const double* a, const int* lda,
-                       const double* b, const int* ldb, const double* beta, double* c,
-                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host<ozdgemm::detail::fortran_args>(
-      "DGEMM",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
+OZDGEMM_FORTRAN_GEMM(dgemm_, serve_host)
+OZDGEMM_FORTRAN_GEMM(dgemm, serve_host)
+OZDGEMM_FORTRAN_GEMM(DGEMM, serve_host)
 
 OZDGEMM_API void cblas_zgemm(int layout, int transa, int transb, int m, int n, int k,
                              const void* alpha, const void* a, int lda, const void* b, int ldb,
@@ -392,31 +381,9 @@ OZDGEMM_API void cblas_zgemm(int layout, int transa, int transb, int m, int n, i
 }
 
 // ZGEMM's Fortran spellings, as DGEMM's.
-OZDGEMM_API void zgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                        const int* k, const double* alpha, const double* a, const int* lda,
-                        const double* b, const int* ldb, const double* beta, double* c,
-                        const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
-      "zgemm_",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
-
-OZDGEMM_API void zgemm(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const double* alpha, const double* a, const int* lda,
-                       const double* b, const int* ldb, const double* beta, double* c,
-                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
-      "zgemm",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
-
-OZDGEMM_API void ZGEMM(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const double* alpha, const double* a, const int* lda,
-                       const double* b, const int* ldb, const double* beta, double* c,
-                       const int* ldc, std::size_t transa_len, std::size_t transb_len) noexcept {
-  ozdgemm::detail::serve_host_zgemm<ozdgemm::detail::fortran_args>(
-      "ZGEMM",
-      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len});
-}
+OZDGEMM_FORTRAN_GEMM(zgemm_, serve_host_zgemm)
+OZDGEMM_FORTRAN_GEMM(zgemm, serve_host_zgemm)
+OZDGEMM_FORTRAN_GEMM(ZGEMM, serve_host_zgemm)
+#undef OZDGEMM_FORTRAN_GEMM
 
 }  // extern "C"
