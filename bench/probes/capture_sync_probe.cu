@@ -78,8 +78,8 @@ void capture_loop(const std::string& graph_kind, bool cublas_body) {
     }
     return cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS &&
            cublasSetWorkspace(h, nullptr, 0) == CUBLAS_STATUS_SUCCESS &&
-           cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a, 64, a, 64, &zero, c,
-                       64) == CUBLAS_STATUS_SUCCESS;
+           cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a, 64, a, 64, &zero, c, 64) ==
+               CUBLAS_STATUS_SUCCESS;
   };
   // `work` captured on its own from `s`; null when the capture failed.
   auto capture = [&](cudaStream_t s) -> cudaGraph_t {
@@ -105,9 +105,9 @@ void capture_loop(const std::string& graph_kind, bool cublas_body) {
       if (good) set_if<<<1, 1, 0, stream>>>(cond, value);
       const cudaGraphNode_t* deps = nullptr;
       size_t ndeps = 0;
-      good = good && ok(cudaGetLastError()) &&
-             ok(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, &deps, nullptr,
-                                         &ndeps));
+      good =
+          good && ok(cudaGetLastError()) &&
+          ok(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, &deps, nullptr, &ndeps));
       cudaGraphNodeParams p = ozdgemm::bench::if_node_params(cond);
       cudaGraphNode_t node = nullptr;
       good = good && ok(cudaGraphAddNode(&node, building, deps, nullptr, ndeps, &p)) &&
