@@ -95,6 +95,7 @@ device_result settle_run(const char* entry, const char* native_name, int64_t m, 
                          bool run_native, Native&& native) {
   device_result r;
   r.s = run.s;
+  if (run.choice.made) r.chosen = run.choice.s;
   if (run.refused != nullptr) {
     r.not_emulated = run.refused;
     if (run_native)
@@ -104,8 +105,10 @@ device_result settle_run(const char* entry, const char* native_name, int64_t m, 
   }
   if (run.s != 0) return r;
   r.not_emulated = run.declined;
-  logger().info("{}: auto moduli (target {}): native {} for this call: {}", entry,
-                accuracy_target_name(target), native_name, run.choice.why);
+  // A count the gate declined is auto mode's routine choice of the faster routine, not news.
+  logger().log(run.choice.gated ? spdlog::level::debug : spdlog::level::info,
+               "{}: auto moduli (target {}): native {} for this call: {}", entry,
+               accuracy_target_name(target), native_name, run.choice.why);
   if (run_native) {
     const native_fallback_scope scope;
     native();

@@ -32,7 +32,8 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
-                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu) {
+                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu,
+                           const moduli_gate* gate) {
   device_result r;
   auto fail = [&](ozdgemm_status_t st) {
     r.status = st;
@@ -54,6 +55,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.target = args.target;
   call.int8_gemm = int8_gemm_backend::setting;
   call.choose_on_gpu = choose_on_gpu;
+  call.gate = gate;
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
   size_t ws_bytes = 0;

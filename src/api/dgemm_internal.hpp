@@ -11,6 +11,8 @@
 
 namespace ozdgemm::detail {
 
+class moduli_gate;
+
 // What the device entry did with one call.
 struct device_result {
   ozdgemm_status_t status = OZDGEMM_STATUS_SUCCESS;
@@ -21,6 +23,11 @@ struct device_result {
   // workspace limits refused it up front (status OZDGEMM_STATUS_ALLOC_FAILED, nothing enqueued),
   // or a per-call choice ran no s (status OZDGEMM_STATUS_SUCCESS; engine/run.hpp's reasons).
   const char* not_emulated = nullptr;
+  // What a per-call choice made on the host returned: the chosen s, whether it ran or the gate
+  // declined it, or 0 when no s met the target; kNoHostChoice when no choice was made on the
+  // host (a fixed count, a count chosen on the GPU, a choice turned away or waited out).
+  int chosen = kNoHostChoice;
+  static constexpr int kNoHostChoice = -1;
 };
 
 // ozdgemm_dgemm, with what the interposer needs beyond the public API. When a per-call choice
@@ -34,11 +41,14 @@ struct device_result {
 // synchronisation, s = kChosenOnGpu in the result, and a call that no s serves runs native DGEMM
 // inside the call (on the library's private handle) whatever run_native says. Without it the
 // host chooses after one synchronisation and learns s (ozdgemm_dgemm_ex reports it).
+// gate: asked for the count a choice on the host returned (engine/emulate.hpp); a declined count
+// is handled as a choice that ran no s.
 device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
-                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu);
+                           ozdgemm_options_t options, bool run_native, bool choose_on_gpu,
+                           const moduli_gate* gate = nullptr);
 
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.

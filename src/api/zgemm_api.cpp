@@ -57,7 +57,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native) {
+                           bool run_native, const moduli_gate* gate) {
   device_result r;
   checked_args args;
   r.status = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
@@ -78,6 +78,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.real.mode = to_mode(options.scaling);
   call.real.target = complex_target(args.target, args.moduli);
   call.real.int8_gemm = int8_gemm_backend::setting;
+  call.real.gate = gate;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
   size_t ws_bytes = 0;
   if (k > 0 && !size_complex_workspace(&call, &ws_bytes))

@@ -23,6 +23,6 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native);
+                           bool run_native, const moduli_gate* gate = nullptr);
 
 }  // namespace ozdgemm::detail

@@ -97,6 +97,22 @@ struct moduli_choice {
   // s == 0 because the device's choice gave up waiting for the stream (engine/emulate.hpp),
   // not because no s meets the target.
   bool waited_out = false;
+  // A per-call choice ran to its outcome on the host (s or 0 as above): false for a fixed count,
+  // a count chosen on the GPU, and a choice that waited out or could not run.
+  bool made = false;
+  // s != 0 was chosen, but the caller's moduli_gate declined to run it: nothing touched C.
+  bool gated = false;
+};
+
+// A caller's say on the count a per-call choice returned, asked once the choice is made and
+// before anything touches C: auto mode runs the native routine instead when the performance
+// model predicts the emulation at that count slower (dispatch/decision.hpp).
+class moduli_gate {
+ public:
+  virtual bool runs(int s) const = 0;
+
+ protected:
+  ~moduli_gate() = default;
 };
 
 // Smallest s in [kMinModuli, kMaxModuli] with eps(s) <= target, given eps as a function of s

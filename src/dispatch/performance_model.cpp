@@ -44,21 +44,16 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
   return kEmulationLatency + gemms + prep + crt;
 }
 
-// The emulation's time on the device, the per-call choice included.
-double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
-                        bool reads_c, const gpu_rates& r, bool karatsuba) {
-  if (moduli.is_fixed())
-    return emulation_seconds(m, n, k, moduli.count(), mode, reads_c, r, karatsuba);
-  // A conservative s (the measured choices are 15-17 for phi <= 2) and the one
-  // device-to-host copy + stream synchronisation of the choice.
+// The per-call choice's own cost: one device-to-host copy and stream synchronisation; certified
+// also kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band planes (kCertBands bytes written
+// per input element after an 8-byte read, twice: planes and norms), per element of C a 64-bit
+// accumulation of an INT32 plane per band GEMM where k spans several k-blocks (with one, the
+// INT32 sums are read as they are), and the ratio pass: one evaluation of the bound per element
+// once the first elements have settled the counts below the chosen one (kernels/certify.cu):
+// latency more than FP64 throughput, so modelled as a time per element plus its FP64 work at the
+// GPU's rate, which dominates where FP64 is weak.
+double choice_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& r) {
   double t = kChoiceLatency;
-  // Certified: also kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band planes (kCertBands
-  // bytes written per input element after an 8-byte read, twice: planes and norms), per element
-  // of C a 64-bit accumulation of an INT32 plane per band GEMM where k spans several k-blocks
-  // (with one, the INT32 sums are read as they are), and the ratio pass: one evaluation of the
-  // bound per element once the first elements have settled the counts below the chosen one
-  // (kernels/certify.cu): latency more than FP64 throughput, so modelled as a time per element
-  // plus its FP64 work at the GPU's rate, which dominates where FP64 is weak.
   if (moduli.is_certified()) {
     const double mp = padded(m), np = padded(n), kp = padded(k);
     constexpr int band_gemms = kCertBands * (kCertBands + 1) / 2;
@@ -69,7 +64,16 @@ double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, 
          (accumulated ? elements * band_gemms * 20.0 / r.crt_bw : 0.0) +
          elements * (kRatioSecondsPerElement + kRatioFlopsPerElement / r.fp64);
   }
-  return t + emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c, r, karatsuba);
+  return t;
+}
+
+// The emulation's time on the device, a per-call choice priced at kAutoModuliEstimate moduli.
+double emulated_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
+                        bool reads_c, const gpu_rates& r, bool karatsuba) {
+  if (moduli.is_fixed())
+    return emulation_seconds(m, n, k, moduli.count(), mode, reads_c, r, karatsuba);
+  return choice_seconds(m, n, k, moduli, r) +
+         emulation_seconds(m, n, k, kAutoModuliEstimate, mode, reads_c, r, karatsuba);
 }
 
 // A GPU the model has no rates for cannot be predicted faster: native.
@@ -85,6 +89,11 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli
   if (!known(rates)) return {0.0, HUGE_VAL};
   const double native = kNativeLatency + 2.0 * m * n * k / rates.fp64;
   return {native * 1e3, emulated_seconds(m, n, k, moduli, mode, reads_c, rates, karatsuba) * 1e3};
+}
+
+double choice_ms(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& rates) {
+  if (!known(rates) || moduli.is_fixed()) return 0.0;
+  return choice_seconds(m, n, k, moduli, rates) * 1e3;
 }
 
 prediction predict_host(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,

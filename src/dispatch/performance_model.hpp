@@ -19,19 +19,23 @@ struct prediction {
   double emulated_ms;
 };
 
-// The moduli count a per-call choice is assumed to need where one must be known before the
-// call: conservative, the automatic choice measured on the host is 15-17 for phi <= 2
-// (docs/accuracy.md).
+// The moduli count a per-call choice is priced at for a shape whose choices the process has not
+// seen yet (decision.hpp prices the others from what their choices returned): conservative, the
+// automatic choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md).
 inline constexpr int kAutoModuliEstimate = 16;
 
 // Device-memory call: native cublasDgemm against the emulation on the same GPU. A per-call
-// choice (auto, certified) costs kAutoModuliEstimate moduli plus the choice's stream
-// synchronisation; certified also its band GEMMs and passes. Rates with a rate missing (an
+// choice (auto, certified) costs kAutoModuliEstimate moduli plus the choice itself (choice_ms).
+// Rates with a rate missing (an
 // unknown GPU not calibrated) predict native faster.
 // karatsuba: the m x n x k problem priced is a complex call's embedding run in the Karatsuba
 // form (core/karatsuba.hpp): 3/4 of its modulus GEMMs, plus the form's combination pass.
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
                           bool reads_c, const gpu_rates& rates, bool karatsuba = false);
+
+// The per-call choice's own cost (auto: its stream synchronisation; certified: also its band
+// GEMMs and passes), in ms; 0 for a fixed count or unknown rates.
+double choice_ms(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& rates);
 
 // Host-memory call: the CPU BLAS against the transfers over the host link plus the emulation
 // as predict_device counts it.

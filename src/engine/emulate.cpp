@@ -960,9 +960,14 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // Auto: choose s (one synchronisation), then the exponents for it, as the fixed path does.
   int s = automatic ? 0 : tb->s;
   if (automatic) {
-    const moduli_choice c = choose_on_device(call, L, g);
+    moduli_choice c = choose_on_device(call, L, g);
+    c.made = !c.waited_out;
+    if (c.s != 0 && call.gate != nullptr && !call.gate->runs(c.s)) {
+      c.gated = true;
+      c.why = "s=" + std::to_string(c.s) + " chosen; the model predicts the native routine faster";
+    }
     if (choice != nullptr) *choice = c;
-    if (c.s == 0) return 0;
+    if (c.s == 0 || c.gated) return 0;
     s = c.s;
     tb = &moduli_for(s);
     if (fast) {

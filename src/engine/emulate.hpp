@@ -102,6 +102,9 @@ struct device_gemm {
   // runs 3 INT8 GEMMs per modulus on the halves, then combines them. Same bits as without. The
   // workspace must have been sized with the same halves.
   karatsuba_halves karatsuba{};
+  // Asked once a per-call choice made on the host has returned s: a count it declines runs no
+  // emulation (nothing touches C; moduli_choice::gated). Null: every count runs.
+  const moduli_gate* gate = nullptr;
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does

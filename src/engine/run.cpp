@@ -47,7 +47,10 @@ run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes, Enqu
   run_outcome out;
   out.s = enqueue(call, ws, &out.choice);
   ctx.end();
-  if (out.s == 0) out.declined = out.choice.waited_out ? kChoiceWaitedOut : kNoModuliMeetsTarget;
+  if (out.s == 0)
+    out.declined = out.choice.gated        ? kChosenCountSlower
+                   : out.choice.waited_out ? kChoiceWaitedOut
+                                           : kNoModuliMeetsTarget;
   return out;
 }
 

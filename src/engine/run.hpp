@@ -31,6 +31,8 @@ inline constexpr const char* kNoModuliMeetsTarget =
     "auto moduli: no s <= 20 meets the accuracy target";
 inline constexpr const char* kChoiceUnderCapture =
     "auto moduli: the choice synchronises, and the stream is being captured";
+inline constexpr const char* kChosenCountSlower =
+    "auto: the model predicts native faster at the chosen s";
 inline constexpr const char* kChoiceWaitedOut =
     "auto moduli: the stream did not reach the choice in time (earlier work pending)";
 

@@ -49,7 +49,9 @@
 #include "dispatch/device_select.hpp"
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
+#include "dispatch/moduli_history.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/run.hpp"
 #include "host_path/admission.hpp"
 #include "host_path/worker.hpp"
 
@@ -147,6 +149,17 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
     if (blocked == nullptr && cfg->mode != run_mode::native) blocked = gpu_unavailable();
     route rt{false, blocked, {0.0, 0.0}};
+    // Auto mode with a per-call choice: the shape's recent counts price the call (ungated: the
+    // workers' choice runs the count it finds), and the count this call's choice finds joins them.
+    const bool learns = blocked == nullptr && consults_model(*cfg, g.m, g.n, g.k) &&
+                        cfg->moduli.chooses_per_call();
+    const history_key key{g.m, g.n, g.k, embedded != nullptr,
+                          learns ? cfg->scaling : scaling_mode::fast};
+    moduli_outlook outlook;
+    if (learns) {
+      outlook = process_moduli_history().lookup(key);
+      outlook.host_choice = false;
+    }
     if (blocked == nullptr) {
       // Native mode consults no GPU: no rates, no prediction.
       static const gpu_rates no_rates;
@@ -160,7 +173,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
         rates = &gpu.rates;
         cannot = gpu.unusable;
       }
-      rt = decide_route(*cfg, call_site::host, cannot, g.m, g.n, g.k, g.beta != 0.0, *rates);
+      rt = decide_route(*cfg, call_site::host, cannot, g.m, g.n, g.k, g.beta != 0.0, *rates, 1.0,
+                        false, learns ? &outlook : nullptr);
     }
     if (rt.emulate && (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0))
       rt = route{false, "trivial call", rt.predicted};
@@ -211,6 +225,9 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     run_worker(crew[0], job, q, entry);  // the caller's thread is the first worker
     for (std::thread& t : helpers) t.join();
 
+    const char* declined = crew[0]->declined();
+    if (learns && (declined == nullptr || declined == kNoModuliMeetsTarget))
+      process_moduli_history().record(key, declined == nullptr ? crew[0]->ran_moduli() : 0);
     if (crew[0]->declined() != nullptr) {  // the choice ran no s: C untouched, the CPU BLAS
       result.left.clear();
       try {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 #include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
@@ -20,7 +21,9 @@
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
+#include "dispatch/moduli_history.hpp"
 #include "engine/complex_gemm.hpp"
+#include "engine/gpu_choice.hpp"
 #include "engine/handle_context.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
@@ -54,14 +57,23 @@ struct device_request {
 };
 
 // The engine entry of each element type.
-device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o) {
+device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o,
+                         const moduli_gate* gate) {
   return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                      r.beta, r.c, r.ldc, o, false, true);
+                      r.beta, r.c, r.ldc, o, false, true, gate);
 }
-device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o) {
+device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o,
+                         const moduli_gate* gate) {
   return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                      r.beta, r.c, r.ldc, o, false);
+                      r.beta, r.c, r.ldc, o, false, gate);
 }
+// Whether a per-call choice of this call runs on the host (engine/run.cpp): a real call's
+// certified count is chosen on the GPU under capture or with OZDGEMM_CHOICE=gpu; a complex
+// call's choice always runs on the host (under capture it runs native).
+bool chooses_on_host(const device_request<double>&, const config& cfg, bool captured) {
+  return !(cfg.moduli.is_certified() && (captured || gpu_choice_everywhere()));
+}
+bool chooses_on_host(const device_request<cuDoubleComplex>&, const config&, bool) { return true; }
 const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
 
@@ -126,19 +138,30 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
     const char* blocked = unsupported(r);
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
     route rt{false, blocked, {0.0, 0.0}};
+    // Auto mode with a per-call choice: the shape's recent counts price the call, and the
+    // count this call's choice returns joins them.
+    bool learns = false;
+    history_key key{};
     if (blocked == nullptr) {
       // The GPU of the call: whether the emulation runs on it, and its rates (measured on the
       // first call the model decides, unless the stream is being captured).
       // (The capture query only matters where the model is consulted: it defers calibration.)
       const model_shape sh = priced(r, cfg->scaling);
       const bool consults = consults_model(*cfg, sh.m, sh.n, sh.k);
-      const gpu_model& gpu =
-          model_of_device(current_device(), consults ? cfg->calibrate : calibrate_mode::off,
-                          consults && capturing(r.handle));
+      const bool captured = consults && capturing(r.handle);
+      const gpu_model& gpu = model_of_device(
+          current_device(), consults ? cfg->calibrate : calibrate_mode::off, captured);
       rec.gpu = gpu.label.c_str();
       const char* cannot = cfg->mode == run_mode::native ? nullptr : gpu.unusable;
+      learns = consults && cfg->moduli.chooses_per_call();
+      moduli_outlook outlook;
+      if (learns) {
+        key = history_key{sh.m, sh.n, sh.k, !std::is_same_v<T, double>, cfg->scaling};
+        outlook = process_moduli_history().lookup(key);
+        outlook.host_choice = chooses_on_host(r, *cfg, captured);
+      }
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
-                        native_work, sh.karatsuba);
+                        native_work, sh.karatsuba, learns ? &outlook : nullptr);
     }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
@@ -149,9 +172,12 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
       int ran = 0;
       const char* not_emulated = nullptr;
       const ozdgemm_status_t est = guarded(api_name(r), [&] {
-        const device_result d = run_device(r, api_options(*cfg));
+        const device_result d =
+            run_device(r, api_options(*cfg), rt.gate.active() ? &rt.gate : nullptr);
         ran = d.s;
         not_emulated = d.not_emulated;
+        if (learns && d.chosen != device_result::kNoHostChoice)
+          process_moduli_history().record(key, d.chosen);
         return d.status;
       });
       if (est == OZDGEMM_STATUS_SUCCESS && ran != 0) {

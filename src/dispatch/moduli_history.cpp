@@ -1,0 +1,62 @@
+#include "dispatch/moduli_history.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace ozdgemm::detail {
+
+size_t moduli_history::key_hash::operator()(const history_key& k) const noexcept {
+  size_t h = std::hash<int64_t>{}(k.m);
+  for (const int64_t v :
+       {k.n, k.k, static_cast<int64_t>(k.complex) * 2 + static_cast<int64_t>(k.mode)})
+    h = h * 1000003u ^ std::hash<int64_t>{}(v);
+  return h;
+}
+
+moduli_history::entry& moduli_history::slot(const history_key& key) {
+  auto it = shapes_.find(key);
+  if (it == shapes_.end()) {
+    if (shapes_.size() >= kMaxShapes)
+      shapes_.erase(std::min_element(
+          shapes_.begin(), shapes_.end(),
+          [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
+    it = shapes_.emplace(key, entry{}).first;
+  }
+  it->second.used = ++clock_;
+  return it->second;
+}
+
+moduli_outlook moduli_history::lookup(const history_key& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  moduli_outlook o;
+  const auto it = shapes_.find(key);
+  if (it == shapes_.end()) return o;  // a shape never chosen for is not stored by a lookup
+  entry& e = it->second;
+  e.used = ++clock_;
+  const uint32_t held = std::min<uint32_t>(e.recorded, kWindow);
+  for (uint32_t i = 0; i < held; ++i) ++o.counts[e.last[i]];
+  o.total = held;
+  o.decided_since = ++e.decided_since;
+  return o;
+}
+
+void moduli_history::record(const history_key& key, int s) {
+  if (s != 0 && (s < kMinModuli || s > kMaxModuli)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  entry& e = slot(key);
+  e.last[e.recorded % kWindow] = static_cast<uint8_t>(s);
+  ++e.recorded;
+  e.decided_since = 0;
+}
+
+size_t moduli_history::shapes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shapes_.size();
+}
+
+moduli_history& process_moduli_history() {
+  static auto* h = new moduli_history();
+  return *h;
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,76 @@
+// What the per-call choices of the moduli count (auto, certified) returned for each shape: the
+// counts auto mode's performance model prices for the next call of that shape, in place of a
+// fixed estimate. The count is a property of the data; a program that multiplies one shape
+// again mostly multiplies data of the same kind, so the recent outcomes of a shape predict its
+// next one. Process-wide, thread-safe, bounded.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/moduli.hpp"
+#include "core/scaling_rules.hpp"
+
+namespace ozdgemm::detail {
+
+// The recent outcomes of one shape's choices: counts[s] calls chose s (2..20), counts[0] found no
+// s <= 20 that meets the target. Empty when the shape has none yet.
+struct moduli_outlook {
+  std::array<uint32_t, kMaxModuli + 1> counts{};
+  uint32_t total = 0;
+  // Calls of the shape decided since its last recorded outcome (the retry rule of decision.cpp).
+  uint32_t decided_since = 0;
+  // Set by the caller: the call's choice runs on the host, which learns its count and applies
+  // auto mode's gate. A count chosen on the GPU (under capture, OZDGEMM_CHOICE=gpu) runs as
+  // chosen and is never learnt, so such a call is not tried on a hunch (decision.hpp).
+  bool host_choice = true;
+};
+
+// One shape of one routine family: complex calls meet a tighter target than real ones
+// (core/complex_embedding.hpp), so their counts are kept apart.
+struct history_key {
+  int64_t m, n, k;
+  bool complex;
+  scaling_mode mode;
+  bool operator==(const history_key& o) const {
+    return m == o.m && n == o.n && k == o.k && complex == o.complex && mode == o.mode;
+  }
+};
+
+class moduli_history {
+ public:
+  // How many outcomes a shape keeps (the latest), and how many shapes the history holds: a new
+  // shape beyond that replaces the one least recently looked up.
+  static constexpr int kWindow = 8;
+  static constexpr size_t kMaxShapes = 512;
+
+  // The shape's recent outcomes, and one more decided call counted since its last outcome.
+  moduli_outlook lookup(const history_key& key);
+  // One outcome of the shape's choice: s in [kMinModuli, kMaxModuli], or 0 when no s met the
+  // target. Anything else (a count chosen on the GPU, which the host does not learn) is ignored.
+  void record(const history_key& key, int s);
+  size_t shapes();
+
+ private:
+  struct entry {
+    std::array<uint8_t, kWindow> last{};  // ring of outcomes
+    uint32_t recorded = 0;                // outcomes ever recorded (the ring holds the latest)
+    uint32_t decided_since = 0;
+    uint64_t used = 0;  // the clock_ of its latest lookup or record
+  };
+  struct key_hash {
+    size_t operator()(const history_key& k) const noexcept;
+  };
+  entry& slot(const history_key& key);  // mutex_ held
+
+  std::mutex mutex_;
+  std::unordered_map<history_key, entry, key_hash> shapes_;
+  uint64_t clock_ = 0;
+};
+
+// The process's history (leaked, like the rest of the process state: calls may come during exit).
+moduli_history& process_moduli_history();
+
+}  // namespace ozdgemm::detail
