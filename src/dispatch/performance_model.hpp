@@ -24,6 +24,16 @@ struct prediction {
 // automatic choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md).
 inline constexpr int kAutoModuliEstimate = 16;
 
+// Native complex routines against the DGEMM flop rate the model's FP64 rate is (calibrated on
+// DGEMM at 2048^3), as multipliers of the native time of the real problem priced (m x 2n x 2k,
+// the same flops as native ZGEMM's 8 m n k). On the H200 cublasZgemm ran at 0.82-0.90 of that
+// rate at 8192^3 and 16384^3, and cublasZgemm3m in 0.86-0.93 of cublasZgemm's time, not the 3/4
+// of its work (bench/results/auto_mode/README.md, 2026-12-03, and zgemm/README.md, runs 5-6): the
+// model takes the fast end of each range, which favours native. Other GPUs: not measured; the
+// same factors.
+inline constexpr double kZgemmNativeWork = 1.0 / 0.9;
+inline constexpr double kZgemm3mNativeWork = 0.86 * kZgemmNativeWork;
+
 // Device-memory call: native cublasDgemm against the emulation on the same GPU. A per-call
 // choice (auto, certified) costs kAutoModuliEstimate moduli plus the choice itself (choice_ms).
 // Rates with a rate missing (an

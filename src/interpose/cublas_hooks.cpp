@@ -79,14 +79,19 @@ const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_z
 
 // The real problem the model prices: ZGEMM runs as one real GEMM of m x 2n x 2k (the embedding
 // of docs/complex.md), which is also what native ZGEMM's 8mnk flops amount to; the model counts
-// the Karatsuba form where the call will run it (engine/complex_gemm.hpp, uses_karatsuba).
+// the Karatsuba form where the call will run it (engine/complex_gemm.hpp, uses_karatsuba), and
+// native ZGEMM at its own rate (kZgemmNativeWork).
 struct model_shape {
   int64_t m, n, k;
   bool karatsuba;
+  double native_work;
 };
-model_shape priced(const device_request<double>& r, scaling_mode) { return {r.m, r.n, r.k, false}; }
+model_shape priced(const device_request<double>& r, scaling_mode) {
+  return {r.m, r.n, r.k, false, 1.0};
+}
 model_shape priced(const device_request<cuDoubleComplex>& r, scaling_mode mode) {
-  return {r.m, 2 * r.n, 2 * r.k, uses_karatsuba(complex_form::setting, mode, r.m, r.n, r.k)};
+  return {r.m, 2 * r.n, 2 * r.k, uses_karatsuba(complex_form::setting, mode, r.m, r.n, r.k),
+          kZgemmNativeWork};
 }
 
 // Why emulation cannot serve this call at all, or nullptr.
@@ -124,7 +129,7 @@ bool capturing(cublasHandle_t handle) {
 
 // Runs the emulation or `native()` (a callable forwarding the original call), and logs the
 // outcome once.
-// native_work: the native routine's time relative to the model's (cublasZgemm3m: 3/4).
+// native_work: the native routine's time relative to cublasZgemm's (cublasZgemm3m).
 template <class T, class Native>
 cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
                             double native_work = 1.0) noexcept {
@@ -161,7 +166,8 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
         outlook.host_choice = chooses_on_host(r, *cfg, captured);
       }
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
-                        native_work, sh.karatsuba, learns ? &outlook : nullptr);
+                        native_work * sh.native_work, sh.karatsuba,
+                        learns ? &outlook : nullptr);
     }
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
@@ -260,9 +266,8 @@ template <class T, class Int>
 using gemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, Int, Int,
                                    Int, const T*, const T*, Int, const T*, Int, const T*, T*, Int);
 
-// Native cublasZgemm3m does the work of three real products where cublasZgemm does four: the
-// model compares the emulation with that.
-constexpr double kGaussNativeWork = 0.75;
+// Native cublasZgemm3m against cublasZgemm (performance_model.hpp).
+constexpr double kGaussNativeWork = kZgemm3mNativeWork / kZgemmNativeWork;
 
 // One typed hook: the request, and the real routine called with the same arguments.
 template <class T, class Int>

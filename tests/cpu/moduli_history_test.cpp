@@ -219,19 +219,30 @@ TEST(AutoModelUsesTheChosenCount, NoGateOutsideAutoModeOrForAFixedCount) {
   EXPECT_FALSE(forced.gate.active());
 }
 
-// cublasZgemm3m 16384^3 (native_work 3/4, the Karatsuba form of the m x 2n x 2k embedding): the
-// certified ZGEMM took 379 ms against 644 ms for cublasZgemm3m on the H200, s = 14-15
-// (bench/results/auto_mode/README.md, zgemm/README.md). The fixed estimate kept it native.
-TEST(AutoModelUsesTheChosenCount, Zgemm3m16384EmulatesAtItsCounts) {
+// Complex calls on the H200 (bench/results/auto_mode/README.md, 2026-12-03; the Karatsuba form of
+// the m x 2n x 2k embedding, certified count s = 15 on the bench's data):
+//   cublasZgemm3m 16384^3: 633.8 ms native, the emulation 396.8 ms: emulate;
+//   cublasZgemm3m 8192^3: 79.8 ms native, the emulation 61.2 ms: emulate (0.77x);
+//   cublasZgemm 4096^3: 10.79 ms native, the certified emulation 10.4-11.2 ms: native.
+TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
   const detail::gpu_rates r = h200();
-  const int64_t n = 16384;
-  const auto route_3m = [&](const moduli_outlook* o) {
-    return detail::decide_route(auto_certified(), detail::call_site::device, nullptr, n, 2 * n,
-                                2 * n, true, r, 0.75, true, o);
-  };
   const moduli_outlook o = seen({15, 15, 15});
-  const detail::route rt = route_3m(&o);
-  EXPECT_TRUE(rt.emulate) << rt.predicted.emulated_ms << " ms against " << rt.predicted.native_ms;
+  const auto complex_route = [&](int64_t n, double native_work) {
+    return detail::decide_route(auto_certified(), detail::call_site::device, nullptr, n, 2 * n,
+                                2 * n, true, r, native_work, true, &o);
+  };
+  for (int64_t n : {8192, 16384}) {
+    const detail::route rt = complex_route(n, detail::kZgemm3mNativeWork);
+    EXPECT_TRUE(rt.emulate) << "3m, n = " << n << ": " << rt.predicted.emulated_ms << " ms against "
+                            << rt.predicted.native_ms;
+  }
+  const detail::route z4096 = complex_route(4096, detail::kZgemmNativeWork);
+  EXPECT_FALSE(z4096.emulate) << z4096.predicted.emulated_ms << " ms against "
+                              << z4096.predicted.native_ms;
+  // The native times the model takes: no slower than measured (it favours native).
+  EXPECT_LE(complex_route(8192, detail::kZgemm3mNativeWork).predicted.native_ms, 79.8);
+  EXPECT_LE(complex_route(8192, detail::kZgemmNativeWork).predicted.native_ms, 92.5);
+  EXPECT_LE(complex_route(4096, detail::kZgemmNativeWork).predicted.native_ms, 10.79);
 }
 
 // Host calls: priced at their counts, never tried on a hunch (their choice is not gated).
