@@ -3,6 +3,7 @@
 // leads to with the H200's prior rates, on the shapes the fixed estimate got wrong
 // (bench/results/auto_mode/README.md: DGEMM 8192^3 and cublasZgemm3m 16384^3 kept native).
 #include "dispatch/moduli_history.hpp"
+#include "support/h200_sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,15 +81,6 @@ TEST(ModuliHistory, IsBoundedAndDropsTheLeastRecentlyUsedShape) {
   EXPECT_EQ(h.lookup(shape(1)).counts[14], 1u);
 }
 
-// The H200's prior (its published peaks times the efficiencies measured on it).
-detail::gpu_rates h200() {
-  detail::gpu_identity id;
-  id.name = "NVIDIA H200";
-  id.cc_major = 9;
-  const detail::gpu_spec* spec = detail::find_published(id);
-  if (spec == nullptr) ADD_FAILURE() << "no published H200";
-  return spec != nullptr ? detail::prior_rates(*spec) : detail::gpu_rates{};
-}
 
 detail::config auto_certified() {
   detail::config c;
@@ -118,7 +110,7 @@ detail::route device_route(int64_t n, const moduli_outlook* o, const detail::gpu
 // the default margin of 5%, so only with OZDGEMM_AUTO_MARGIN=0 does s = 14 pay; priced at the
 // fixed estimate of 16 moduli it never does.
 TEST(AutoModelUsesTheChosenCount, Dgemm8192FollowsTheCountsItsDataReturned) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   detail::config no_margin = auto_certified();
   no_margin.auto_margin = 0.0;
   const detail::route prior = device_route(8192, nullptr, r, no_margin);
@@ -160,7 +152,7 @@ TEST(AutoModelUsesTheChosenCount, Dgemm8192FollowsTheCountsItsDataReturned) {
 // DGEMM 16384^3: the fixed estimate emulates whatever the data; at the counts wide-range data
 // returns (18 and up, where the emulation no longer beats native) the model keeps it native.
 TEST(AutoModelUsesTheChosenCount, Dgemm16384GoesNativeAtHighCounts) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   ASSERT_TRUE(device_route(16384, nullptr, r).emulate);
   const moduli_outlook typical = seen({15, 15, 17});
   EXPECT_TRUE(device_route(16384, &typical, r).emulate);
@@ -173,7 +165,7 @@ TEST(AutoModelUsesTheChosenCount, Dgemm16384GoesNativeAtHighCounts) {
 
 // The gate is monotone in s: the emulation's time grows with s, the native time does not.
 TEST(AutoModelUsesTheChosenCount, TheGateRunsTheSmallCountsOnly) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   for (int64_t n : {4096, 8192, 16384}) {
     const moduli_outlook none;
     const detail::route rt = device_route(n, &none, r);
@@ -192,7 +184,7 @@ TEST(AutoModelUsesTheChosenCount, TheGateRunsTheSmallCountsOnly) {
 // A call whose count is chosen on the GPU runs whatever it chooses: not tried on a hunch, and
 // its counts priced as they run.
 TEST(AutoModelUsesTheChosenCount, ChoicesOnTheGpuAreNotTriedOnAHunch) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   moduli_outlook none;
   none.host_choice = false;
   EXPECT_FALSE(device_route(8192, &none, r).emulate);
@@ -207,7 +199,7 @@ TEST(AutoModelUsesTheChosenCount, ChoicesOnTheGpuAreNotTriedOnAHunch) {
 
 // Fixed counts and OZDGEMM_MODE=emulate: the user's choice, no gate.
 TEST(AutoModelUsesTheChosenCount, NoGateOutsideAutoModeOrForAFixedCount) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   const moduli_outlook o = seen({14});
   detail::config fixed = auto_certified();
   fixed.moduli = detail::moduli_setting::fixed(15);
@@ -225,7 +217,7 @@ TEST(AutoModelUsesTheChosenCount, NoGateOutsideAutoModeOrForAFixedCount) {
 //   cublasZgemm3m 8192^3: 79.8 ms native, the emulation 61.2 ms: emulate (0.77x);
 //   cublasZgemm 4096^3: 10.79 ms native, the certified emulation 10.4-11.2 ms: native.
 TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   const moduli_outlook o = seen({15, 15, 15});
   const auto complex_route = [&](int64_t n, double native_work) {
     return detail::decide_route(auto_certified(), detail::call_site::device, nullptr, n, 2 * n,
@@ -247,7 +239,7 @@ TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
 
 // Host calls: priced at their counts, never tried on a hunch (their choice is not gated).
 TEST(AutoModelUsesTheChosenCount, HostCallsArePricedAtTheirCounts) {
-  const detail::gpu_rates r = h200();
+  const detail::gpu_rates r = h200_prior();
   moduli_outlook none;
   none.host_choice = false;
   moduli_outlook low = seen({14, 14});

@@ -9,15 +9,6 @@
 namespace ozdgemm::test {
 namespace {
 
-// The H200's prior: its published peaks times the efficiencies measured on it.
-detail::gpu_rates h200_prior() {
-  detail::gpu_identity id;
-  id.name = "NVIDIA H200";
-  id.cc_major = 9;
-  const detail::gpu_spec* spec = detail::find_published(id);
-  if (spec == nullptr) ADD_FAILURE() << "no published H200";
-  return spec != nullptr ? detail::prior_rates(*spec) : detail::gpu_rates{};
-}
 
 TEST(PerformanceModel, NeverPicksASlowerEmulationAndTakesLargeGains) {
   EXPECT_GT(expect_sweep_decisions(h200_prior()), 0);

@@ -19,6 +19,16 @@
 
 namespace ozdgemm::test {
 
+// The H200's prior: its published peaks times the efficiencies measured on it.
+inline detail::gpu_rates h200_prior() {
+  detail::gpu_identity id;
+  id.name = "NVIDIA H200";
+  id.cc_major = 9;
+  const detail::gpu_spec* spec = detail::find_published(id);
+  if (spec == nullptr) ADD_FAILURE() << "no published H200";
+  return spec != nullptr ? detail::prior_rates(*spec) : detail::gpu_rates{};
+}
+
 struct measured {
   int64_t m, n, k;
   int s;
