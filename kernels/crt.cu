@@ -4,6 +4,7 @@
 
 #include "core/crt.hpp"
 #include "core/element.hpp"
+#include "core/karatsuba.hpp"
 #include "core/special_values.hpp"
 #include "crt.cuh"
 #include "launch_common.cuh"
@@ -51,11 +52,64 @@ __device__ __forceinline__ void crt_rows(const gemm_problem& p, const crt_args& 
   }
 }
 
+// The Karatsuba form: columns j and n' + j of C (T_re and T_im) from the three products P1, P2,
+// P3 of each modulus, combined per element as karatsuba_parts does. Each product is read once
+// and nothing is written back between the GEMMs and the CRT, where a combination pass would
+// read 12 bytes and write 8 per element and modulus before the CRT read 8 of them again. The
+// CRT receives the same INT32 values, so the bits are those of the pass.
 template <int S>
+__device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const crt_args& args,
+                                                   const modulus_table& tb, scalar_arg alpha_arg,
+                                                   scalar_arg beta_arg) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kCrtThreads + threadIdx.x;
+  if (i >= p.m) return;
+  const double alpha = alpha_arg.get(), beta = beta_arg.get();
+  const int64_t nh = args.half_n;
+  const int64_t plane = args.m_pad * args.n_pad, half = args.m_pad * nh;
+  for (int64_t j = blockIdx.y; j < nh; j += gridDim.y) {
+    double* const c[2] = {p.c + j * p.ldc + i, p.c + (j + nh) * p.ldc + i};
+    if (alpha == 0.0) {
+      for (double* e : c) *e = beta == 0.0 ? 0.0 : mul_rn(beta, *e);
+      continue;
+    }
+    const bool finite[2] = {(args.flags_a[i] | args.flags_b[j]) == 0,
+                            (args.flags_a[i] | args.flags_b[j + nh]) == 0};
+    double v[2] = {0.0, 0.0};
+    if (finite[0] || finite[1]) {
+      const int32_t* p1 = args.prod + j * args.m_pad + i;
+      const int32_t* p3 = args.prod3 + j * args.m_pad + i;
+      int32_t r1[S], r2[S], r3[S];
+#pragma unroll
+      for (int t = 0; t < S; ++t) {  // every load issued before any arithmetic; read once
+        r1[t] = __ldcs(p1 + t * plane);
+        r2[t] = __ldcs(p1 + half + t * plane);
+        r3[t] = __ldcs(p3 + t * half);
+      }
+      crt_accumulator<limbs_for(S)> acc_re, acc_im;
+#pragma unroll
+      for (int t = 0; t < S; ++t) {
+        const karatsuba_part_sums r = karatsuba_parts(r1[t], r2[t], r3[t], tb, t);
+        acc_re.add(crt_residue(r.re, tb, t), tb, t);
+        acc_im.add(crt_residue(r.im, tb, t), tb, t);
+      }
+      v[0] = acc_re.finish(tb, -(args.exp_a[i] + args.exp_b[j]));
+      v[1] = acc_im.finish(tb, -(args.exp_a[i] + args.exp_b[j + nh]));
+    }
+    for (int part = 0; part < 2; ++part) {
+      if (!finite[part]) v[part] = nonfinite_dot(args.a, i, args.b, j + part * nh, p.k);
+      *c[part] = apply_alpha_beta(v[part], alpha, beta, c[part]);
+    }
+  }
+}
+
+template <bool Karatsuba, int S>
 __global__ void __launch_bounds__(kCrtThreads)
     crt_kernel(gemm_problem p, crt_args args, modulus_table tb, scalar_arg alpha_arg,
                scalar_arg beta_arg) {
-  crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
+  if constexpr (Karatsuba)
+    crt_karatsuba_rows<S>(p, args, tb, alpha_arg, beta_arg);
+  else
+    crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
 }
 
 // The tables of every s for the count chosen on the GPU, which the launch cannot pass by value
@@ -90,20 +144,21 @@ __global__ void __launch_bounds__(kCrtThreads)
 using crt_launcher = void (*)(dim3, cudaStream_t, const gemm_problem&, const crt_args&,
                               const modulus_table&, scalar_arg, scalar_arg);
 
-template <int S>
+template <bool Karatsuba, int S>
 void launch_crt_s(dim3 grid, cudaStream_t stream, const gemm_problem& p, const crt_args& args,
                   const modulus_table& tb, scalar_arg alpha, scalar_arg beta) {
-  crt_kernel<S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
+  crt_kernel<Karatsuba, S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
 }
 
 // Entry i launches the kernel for s = kMinModuli + i: only the counts a table can have.
-template <int... I>
+template <bool Karatsuba, int... I>
 constexpr auto crt_launchers(std::integer_sequence<int, I...>) {
-  return std::array<crt_launcher, sizeof...(I)>{&launch_crt_s<kMinModuli + I>...};
+  return std::array<crt_launcher, sizeof...(I)>{&launch_crt_s<Karatsuba, kMinModuli + I>...};
 }
 
-constexpr auto kCrtLaunchers =
-    crt_launchers(std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+using moduli_counts = std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>;
+constexpr auto kCrtLaunchers = crt_launchers<false>(moduli_counts{});
+constexpr auto kCrtKaratsubaLaunchers = crt_launchers<true>(moduli_counts{});
 
 __global__ void fold_kernel(int32_t* prod, int64_t plane, modulus_table tb) {
   const int t = blockIdx.y;
@@ -128,8 +183,14 @@ __global__ void scale_c_kernel(double* c, int64_t ldc, int64_t m, int64_t n, sca
 
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
-  const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
+  if (args.prod3 != nullptr) {  // one thread per row and pair of columns j, n' + j
+    if (p.n != 2 * args.half_n) throw std::invalid_argument("Karatsuba CRT: n != 2 n'");
+    const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(args.half_n, 1, 65535));
+    kCrtKaratsubaLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
+    return;
+  }
+  const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
   kCrtLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
 }
 

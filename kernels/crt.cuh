@@ -23,6 +23,11 @@ struct crt_args {
   const uint32_t* flags_a;
   const uint32_t* flags_b;
   operand a, b;  // re-read only for elements whose row or column holds Inf/NaN
+  // The Karatsuba form (core/karatsuba.hpp): prod's planes hold P1 in columns [0, n') and P2 in
+  // [n', 2n'), prod3 ([s][n'][m_pad]) holds P3, and each element's residues are combined here
+  // (karatsuba_parts). Null for any other call.
+  const int32_t* prod3 = nullptr;
+  int64_t half_n = 0;  // n'
 };
 
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,

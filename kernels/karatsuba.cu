@@ -28,32 +28,6 @@ __global__ void residue_sums_kernel(const int8_t* x, int64_t x_plane, int64_t ld
   }
 }
 
-// Four elements per thread.
-__global__ void karatsuba_combine_kernel(int32_t* prod, int64_t plane, const int32_t* p3,
-                                         int64_t half, modulus_table tb) {
-  const int t = blockIdx.y;
-  int32_t* re = prod + t * plane;
-  int32_t* im = re + half;
-  const int32_t* q = p3 + t * half;
-  for (int64_t x = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) * 4; x < half;
-       x += static_cast<int64_t>(gridDim.x) * kThreads * 4) {
-    int4 a = *reinterpret_cast<const int4*>(re + x);
-    int4 b = *reinterpret_cast<const int4*>(im + x);
-    const int4 c = *reinterpret_cast<const int4*>(q + x);
-    int32_t* pa = reinterpret_cast<int32_t*>(&a);
-    int32_t* pb = reinterpret_cast<int32_t*>(&b);
-    const int32_t* pc = reinterpret_cast<const int32_t*>(&c);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const karatsuba_part_sums r = karatsuba_parts(pa[e], pb[e], pc[e], tb, t);
-      pa[e] = r.re;
-      pb[e] = r.im;
-    }
-    *reinterpret_cast<int4*>(re + x) = a;
-    *reinterpret_cast<int4*>(im + x) = b;
-  }
-}
-
 }  // namespace
 
 void launch_residue_sums(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
@@ -62,12 +36,6 @@ void launch_residue_sums(const int8_t* x, int64_t x_plane, int64_t ld, int64_t o
   const int64_t chunks = vectors * (width / 16);
   residue_sums_kernel<<<dim3(grid_dim(chunks, kThreads, 65535), tb.s), kThreads, 0, stream>>>(
       x, x_plane, ld, offset, vectors, width, tb, out, out_plane, out_ld);
-}
-
-void launch_karatsuba_combine(int32_t* prod, int64_t plane, const int32_t* p3, int64_t half,
-                              const modulus_table& tb, cudaStream_t stream) {
-  karatsuba_combine_kernel<<<dim3(grid_dim(half / 4, kThreads, 65535), tb.s), kThreads, 0,
-                             stream>>>(prod, plane, p3, half, tb);
 }
 
 }  // namespace ozdgemm::detail

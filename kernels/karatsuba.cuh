@@ -1,6 +1,6 @@
-// Launchers of the Karatsuba form's two passes (core/karatsuba.hpp), around its GEMMs
-// (engine/emulate.cpp, karatsuba_gemms): the residue planes of Re + Im of both operands, and
-// the combination of the three products into T's two parts.
+// Launcher of the Karatsuba form's pass before its GEMMs (core/karatsuba.hpp, engine/emulate.cpp,
+// karatsuba_sums): the residue planes of Re + Im of both operands. The three products are
+// combined in the CRT (crt.cuh, crt_args::prod3).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,11 +18,5 @@ namespace ozdgemm::detail {
 void launch_residue_sums(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
                          int64_t vectors, int64_t width, const modulus_table& tb, int8_t* out,
                          int64_t out_plane, int64_t out_ld, cudaStream_t stream);
-
-// Per plane t < tb.s of prod (plane elements apart), whose first `half` elements hold P1 and the
-// next `half` P2, and of p3 (half elements apart): T_re into the first half and T_im into the
-// second (karatsuba_parts). half: a multiple of 4.
-void launch_karatsuba_combine(int32_t* prod, int64_t plane, const int32_t* p3, int64_t half,
-                              const modulus_table& tb, cudaStream_t stream);
 
 }  // namespace ozdgemm::detail

@@ -31,10 +31,13 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
                          const gpu_rates& r, bool karatsuba) {
   const double mp = padded(m), np = padded(n), kp = padded(k);
   double gemms = s * 2.0 * mp * np * kp / r.int8;
-  // The Karatsuba form: three products of the embedding's quarters instead of four, and the
-  // combination, per modulus and complex element (two of the m x n real ones) 12 bytes read and
-  // 8 written.
-  if (karatsuba) gemms = 0.75 * gemms + s * 10.0 * mp * np / r.crt_bw;
+  // The Karatsuba form: three products of the embedding's quarters instead of four, which the
+  // CRT reads and combines (12 bytes per modulus and complex element, two of the m x n real
+  // ones, instead of 8), and its extra passes. 8 bytes per real element and modulus: fitted,
+  // on the side of native, to the H200's times with and without a combination pass of its own
+  // (20 bytes moved per complex element; bench/results/zgemm/README.md, run 7), which the model
+  // priced at 10 and which saved the equivalent of 1.9-3.9 of them.
+  if (karatsuba) gemms = 0.75 * gemms + s * 8.0 * mp * np / r.crt_bw;
   // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written.
   double prep = (static_cast<double>(m) + n) * k * (3 * 8.0 + s) / r.prep_bw;
   if (mode == scaling_mode::accurate)

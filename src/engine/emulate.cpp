@@ -365,7 +365,8 @@ void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_tabl
 // Step 3 of the Karatsuba form for rows [i0, i0 + rows) of C: per k-block of the halves, the
 // three products P1, P2 (into the halves of prod's planes that T_re and T_im take) and P3 (into
 // prod3), batched over the moduli or one call each; between k-blocks each is reduced mod m_t as
-// in block_gemms; then the combination into T's parts.
+// in block_gemms. The CRT combines them into T's parts (crt_args::prod3), so only calls that
+// reach launch_crt with prod3 set may use this form (not the choice on the GPU).
 void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                      const modulus_table& tb, int64_t i0, int64_t rows) {
   const int s = tb.s;
@@ -404,8 +405,6 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
       }
     }
   }
-  launch_karatsuba_combine(L.prod, plane, L.prod3, half, tb, g.stream);
-  OZDGEMM_CHECK_LAUNCH();
 }
 
 // Step 3 for rows [i0, i0 + rows) of C: the INT8 GEMMs of tb.s moduli per k-block, batched over
@@ -1003,8 +1002,12 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     pb.m = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
     pb.c = p.c + i0;
     pb.a = p.a.from_vector(i0);
-    const crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
-                        L.flags_a + i0, L.flags_b, pb.a,    p.b};
+    crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
+                  L.flags_a + i0, L.flags_b, pb.a,    p.b};
+    if (call.karatsuba.on()) {  // the CRT combines the three products (karatsuba_gemms)
+      args.prod3 = L.prod3;
+      args.half_n = call.karatsuba.n;
+    }
     launch_crt(pb, args, *tb, call.alpha, call.beta, st);
     OZDGEMM_CHECK_LAUNCH();
     if (block_events) record(ev->crt_done[rb], st);
