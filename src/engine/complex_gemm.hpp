@@ -33,8 +33,9 @@ void set_complex_form_setting(complex_form f) noexcept;
 // the column's magnitudes alone, so columns j and n' + j (Re B and Im B, which P3 adds) share
 // one; accurate scaling's come from |A'| |B*|, which differs between the two. `automatic`: from
 // m n' k' = 2^35 multiply-adds per product up. Measured on the H200 at the matched s
-// (bench/results/zgemm/): the Karatsuba form was 0.78x the four-product form's speed at 2048^3
-// (3 GEMMs too small to fill the GPU, and the combination pass) and 1.02-1.21x from 4096^3 up.
+// (bench/results/zgemm/, runs 2-6): the Karatsuba form was 0.78x the four-product form's speed
+// at 2048^3 (3 GEMMs too small to fill the GPU, and a combination pass it no longer has) and
+// 1.02-1.21x from 4096^3 up (run 7, with the CRT combining the products: 1.09-1.28x).
 bool uses_karatsuba(complex_form form, scaling_mode mode, int64_t m, int64_t n, int64_t k) noexcept;
 
 struct complex_gemm {

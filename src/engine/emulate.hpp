@@ -99,8 +99,8 @@ struct device_gemm {
   bool choose_on_gpu = false;
   gpu_choice_graphs* graphs = nullptr;
   // A complex call's embedding to multiply in the Karatsuba form (core/karatsuba.hpp): step 3
-  // runs 3 INT8 GEMMs per modulus on the halves, then combines them. Same bits as without. The
-  // workspace must have been sized with the same halves.
+  // runs 3 INT8 GEMMs per modulus on the halves, which the CRT combines. Same bits as without.
+  // The workspace must have been sized with the same halves.
   karatsuba_halves karatsuba{};
   // Asked once a per-call choice made on the host has returned s: a count it declines runs no
   // emulation (nothing touches C; moduli_choice::gated). Null: every count runs.
