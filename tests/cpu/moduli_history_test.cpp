@@ -211,11 +211,12 @@ TEST(AutoModelUsesTheChosenCount, NoGateOutsideAutoModeOrForAFixedCount) {
   EXPECT_FALSE(forced.gate.active());
 }
 
-// Complex calls on the H200 (bench/results/auto_mode/README.md, 2026-12-03; the Karatsuba form of
-// the m x 2n x 2k embedding, certified count s = 15 on the bench's data):
+// Complex calls on the H200 (bench/results/auto_mode/README.md and zgemm/README.md; the Karatsuba
+// form of the m x 2n x 2k embedding, certified count s = 15 on the bench's data):
 //   cublasZgemm3m 16384^3: 633.8 ms native, the emulation 396.8 ms: emulate;
 //   cublasZgemm3m 8192^3: 79.8 ms native, the emulation 61.2 ms: emulate (0.77x);
-//   cublasZgemm 4096^3: 10.79 ms native, the certified emulation 10.4-11.2 ms: native.
+//   cublasZgemm 4096^3: 9.25-10.79 ms native, the certified emulation 9.20 ms (zgemm run 7): no
+//   gain beyond the margin: native.
 TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
   const detail::gpu_rates r = h200_prior();
   const moduli_outlook o = seen({15, 15, 15});
