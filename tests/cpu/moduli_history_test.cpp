@@ -3,7 +3,6 @@
 // leads to with the H200's prior rates, on the shapes the fixed estimate got wrong
 // (bench/results/auto_mode/README.md: DGEMM 8192^3 and cublasZgemm3m 16384^3 kept native).
 #include "dispatch/moduli_history.hpp"
-#include "support/h200_sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,7 @@
 
 #include "dispatch/decision.hpp"
 #include "dispatch/gpu_rates.hpp"
+#include "support/h200_sweep.hpp"
 
 namespace ozdgemm::test {
 namespace {
@@ -80,7 +80,6 @@ TEST(ModuliHistory, IsBoundedAndDropsTheLeastRecentlyUsedShape) {
   EXPECT_EQ(h.lookup(shape(1001)).total, 0u);
   EXPECT_EQ(h.lookup(shape(1)).counts[14], 1u);
 }
-
 
 detail::config auto_certified() {
   detail::config c;
