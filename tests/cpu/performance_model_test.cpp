@@ -1,14 +1,14 @@
 // The auto-mode performance model (dispatch/performance_model.cpp, docs/performance.md) with the
 // H200's prior rates against the H200 sweep it is calibrated on (support/h200_sweep.hpp).
+#include "dispatch/performance_model.hpp"
+
 #include <gtest/gtest.h>
 
 #include "dispatch/gpu_rates.hpp"
-#include "dispatch/performance_model.hpp"
 #include "support/h200_sweep.hpp"
 
 namespace ozdgemm::test {
 namespace {
-
 
 TEST(PerformanceModel, NeverPicksASlowerEmulationAndTakesLargeGains) {
   EXPECT_GT(expect_sweep_decisions(h200_prior()), 0);
@@ -31,7 +31,8 @@ TEST(PerformanceModel, CertifiedCostMatchesTheH200Measurement) {
     const double aut = detail::predict_device(c.n, c.n, c.n, detail::moduli_setting::automatic(),
                                               detail::scaling_mode::fast, false, r)
                            .emulated_ms;
-    EXPECT_NEAR((cert - aut) / c.measured_ms, 1.0, 0.25) << c.n << " ratio " << (cert - aut) / c.measured_ms;
+    EXPECT_NEAR((cert - aut) / c.measured_ms, 1.0, 0.25)
+        << c.n << " ratio " << (cert - aut) / c.measured_ms;
   }
 }
 
