@@ -21,16 +21,16 @@ bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k) {
 
 namespace {
 
-// A per-call choice priced at the shape's recent counts: the choice, then for each outcome the
-// emulation at its count where the gate lets it run, else the native routine.
-double expected_ms(const count_gate& gate, const moduli_outlook& o, double choice_ms,
+// A per-call choice priced at recent counts: the choice, then for each outcome the emulation at
+// its count where the gate lets it run (a count chosen on the GPU always runs), else native.
+double expected_ms(const count_gate& gate, const count_tally& t, bool host_choice, double choice_ms,
                    double native_ms) {
   double sum = 0.0;
   for (int s = 0; s <= kMaxModuli; ++s)
-    if (o.counts[s] != 0)
-      sum += o.counts[s] *
-             (s != 0 && (!o.host_choice || gate.runs(s)) ? gate.emulated_ms(s) : native_ms);
-  return choice_ms + sum / o.total;
+    if (t.counts[s] != 0)
+      sum += t.counts[s] *
+             (s != 0 && (!host_choice || gate.runs(s)) ? gate.emulated_ms(s) : native_ms);
+  return choice_ms + sum / t.total;
 }
 
 }  // namespace
@@ -62,13 +62,23 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
   const double choice = choice_ms(m, n, k, cfg.moduli, rates);
   // Worth a try when the choice would pay at the smallest count it is likely to return.
   const bool worth_trying = outlook->host_choice && choice + gate.emulated_ms(kExploreModuli) < bar;
-  if (outlook->total == 0) {
+  const auto price = [&](const count_tally& t) {
+    return expected_ms(gate, t, outlook->host_choice, choice, p.native_ms);
+  };
+  if (outlook->shape.total == 0 && outlook->family.total != 0) {  // a new shape of a known kind
+    p.emulated_ms = price(outlook->family);
+    if (p.emulated_ms < bar)
+      return {true, "auto: model predicts emulation faster at other shapes' recent counts", p,
+              gate};
+    return {false, "auto: model predicts native faster at other shapes' recent counts", p};
+  }
+  if (outlook->shape.total == 0) {  // the process's first choice of this family
     if (p.emulated_ms < bar) return {true, "auto: model predicts emulation faster", p, gate};
     if (worth_trying)
       return {true, "auto: trying the choice (no count seen for this shape)", p, gate};
     return {false, "auto: model predicts native faster", p};
   }
-  p.emulated_ms = expected_ms(gate, *outlook, choice, p.native_ms);
+  p.emulated_ms = price(outlook->shape);
   if (p.emulated_ms < bar)
     return {true, "auto: model predicts emulation faster at this shape's recent counts", p, gate};
   if (worth_trying && outlook->decided_since % kRetryEvery == 0)

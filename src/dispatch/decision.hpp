@@ -55,10 +55,12 @@ struct route {
   count_gate gate{};     // pass to the engine with an emulated per-call choice
 };
 
-// Auto mode's rule for a shape the history has no count for: the choice is tried once when the
-// emulation at kExploreModuli, the smallest count the default returned on the H200's sets
-// (docs/accuracy.md), would pay for it; the gate then keeps a slower count from running. A shape
-// whose counts say native is tried again every kRetryEvery calls, in case its data changed.
+// Auto mode's rule for a shape the history has no count for: priced at its family's recent
+// counts where there are any; before the process's first choice of the family, the choice is
+// tried once when the emulation at kExploreModuli, the smallest count the default returned on
+// the H200's sets (docs/accuracy.md), would pay for it; the gate then keeps a slower count from
+// running. A shape whose counts say native is tried again every kRetryEvery calls, in case its
+// data changed.
 inline constexpr int kExploreModuli = 14;
 inline constexpr uint32_t kRetryEvery = 64;
 
@@ -70,10 +72,10 @@ inline constexpr uint32_t kRetryEvery = 64;
 // native_work scales the model's native time, for a native routine that does less work than
 // the real GEMM priced (cublasZgemm3m); karatsuba (device calls): the priced problem runs in
 // the Karatsuba form (predict_device).
-// outlook: the recent counts of this shape's per-call choices (moduli_history.hpp), or null.
-// With it, auto mode prices a per-call choice at those counts (each one the gate declines at
-// the native time, an outcome of no count likewise), explores a shape with none, and sets the
-// route's gate; without it, at kAutoModuliEstimate moduli and with no gate.
+// outlook: the recent counts of this shape's and its family's per-call choices
+// (moduli_history.hpp), or null. With it, auto mode prices a per-call choice at those counts
+// (each one the gate declines at the native time, an outcome of no count likewise), explores as
+// above, and sets the route's gate; without it, at kAutoModuliEstimate moduli and no gate.
 route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work = 1.0,
                    bool karatsuba = false, const moduli_outlook* outlook = nullptr);

@@ -26,16 +26,33 @@ moduli_history::entry& moduli_history::slot(const history_key& key) {
   return it->second;
 }
 
+namespace {
+
+// The tally of a ring of outcomes that has received `recorded` of them.
+template <size_t N>
+count_tally tally_of(const std::array<uint8_t, N>& last, uint32_t recorded) {
+  count_tally t;
+  t.total = std::min<uint32_t>(recorded, N);
+  for (uint32_t i = 0; i < t.total; ++i) ++t.counts[last[i]];
+  return t;
+}
+
+size_t family_index(const history_key& k) {
+  return (k.complex ? 2 : 0) + (k.mode == scaling_mode::accurate ? 1 : 0);
+}
+
+}  // namespace
+
 moduli_outlook moduli_history::lookup(const history_key& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   moduli_outlook o;
+  const family_ring& f = families_[family_index(key)];
+  o.family = tally_of(f.last, f.recorded);
   const auto it = shapes_.find(key);
   if (it == shapes_.end()) return o;  // a shape never chosen for is not stored by a lookup
   entry& e = it->second;
   e.used = ++clock_;
-  const uint32_t held = std::min<uint32_t>(e.recorded, kWindow);
-  for (uint32_t i = 0; i < held; ++i) ++o.counts[e.last[i]];
-  o.total = held;
+  o.shape = tally_of(e.last, e.recorded);
   o.decided_since = ++e.decided_since;
   return o;
 }
@@ -47,6 +64,9 @@ void moduli_history::record(const history_key& key, int s) {
   e.last[e.recorded % kWindow] = static_cast<uint8_t>(s);
   ++e.recorded;
   e.decided_since = 0;
+  family_ring& f = families_[family_index(key)];
+  f.last[f.recorded % kFamilyWindow] = static_cast<uint8_t>(s);
+  ++f.recorded;
 }
 
 size_t moduli_history::shapes() {

@@ -15,11 +15,18 @@
 
 namespace ozdgemm::detail {
 
-// The recent outcomes of one shape's choices: counts[s] calls chose s (2..20), counts[0] found no
-// s <= 20 that meets the target. Empty when the shape has none yet.
-struct moduli_outlook {
+// Recent outcomes of choices: counts[s] chose s (2..20), counts[0] found no s <= 20 that meets
+// the target.
+struct count_tally {
   std::array<uint32_t, kMaxModuli + 1> counts{};
   uint32_t total = 0;
+};
+
+// What the model prices a call's choice at: the recent outcomes of its shape, and those of every
+// shape of its routine family and scaling (a program's data mostly keeps its character from one
+// shape to the next), both empty before the first choice.
+struct moduli_outlook {
+  count_tally shape, family;
   // Calls of the shape decided since its last recorded outcome (the retry rule of decision.cpp).
   uint32_t decided_since = 0;
   // Set by the caller: the call's choice runs on the host, which learns its count and applies
@@ -41,12 +48,14 @@ struct history_key {
 
 class moduli_history {
  public:
-  // How many outcomes a shape keeps (the latest), and how many shapes the history holds: a new
-  // shape beyond that replaces the one least recently looked up.
+  // How many outcomes a shape keeps (the latest), how many a family keeps, and how many shapes
+  // the history holds: a new shape beyond that replaces the one least recently looked up.
   static constexpr int kWindow = 8;
+  static constexpr int kFamilyWindow = 16;
   static constexpr size_t kMaxShapes = 512;
 
-  // The shape's recent outcomes, and one more decided call counted since its last outcome.
+  // The shape's and its family's recent outcomes, and one more decided call counted since the
+  // shape's last outcome.
   moduli_outlook lookup(const history_key& key);
   // One outcome of the shape's choice: s in [kMinModuli, kMaxModuli], or 0 when no s met the
   // target. Anything else (a count chosen on the GPU, which the host does not learn) is ignored.
@@ -67,6 +76,11 @@ class moduli_history {
 
   std::mutex mutex_;
   std::unordered_map<history_key, entry, key_hash> shapes_;
+  struct family_ring {
+    std::array<uint8_t, kFamilyWindow> last{};
+    uint32_t recorded = 0;
+  };
+  std::array<family_ring, 4> families_{};  // [complex][scaling mode]
   uint64_t clock_ = 0;
 };
 

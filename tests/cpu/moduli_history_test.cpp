@@ -26,12 +26,12 @@ history_key shape(int64_t n, bool complex = false, scaling_mode mode = scaling_m
 
 TEST(ModuliHistory, KeepsTheLatestOutcomesPerShape) {
   moduli_history h;
-  EXPECT_EQ(h.lookup(shape(4096)).total, 0u);
+  EXPECT_EQ(h.lookup(shape(4096)).shape.total, 0u);
   EXPECT_EQ(h.shapes(), 0u) << "a lookup stores nothing";
   for (int i = 0; i < moduli_history::kWindow; ++i) h.record(shape(4096), 17);
   for (int i = 0; i < 3; ++i) h.record(shape(4096), 14);
   h.record(shape(4096), 0);
-  const moduli_outlook o = h.lookup(shape(4096));
+  const detail::count_tally o = h.lookup(shape(4096)).shape;
   EXPECT_EQ(o.total, static_cast<uint32_t>(moduli_history::kWindow));
   EXPECT_EQ(o.counts[14], 3u);
   EXPECT_EQ(o.counts[0], 1u);
@@ -44,11 +44,30 @@ TEST(ModuliHistory, ShapesFamiliesAndScalingsAreKeptApart) {
   h.record(shape(4096, true), 15);
   h.record(shape(4096, false, scaling_mode::accurate), 13);
   h.record(history_key{4096, 4096, 2048, false, scaling_mode::fast}, 16);
-  EXPECT_EQ(h.lookup(shape(4096)).counts[14], 1u);
-  EXPECT_EQ(h.lookup(shape(4096, true)).counts[15], 1u);
-  EXPECT_EQ(h.lookup(shape(4096, false, scaling_mode::accurate)).counts[13], 1u);
-  EXPECT_EQ(h.lookup(history_key{4096, 4096, 2048, false, scaling_mode::fast}).counts[16], 1u);
-  EXPECT_EQ(h.lookup(shape(4096)).total, 1u);
+  EXPECT_EQ(h.lookup(shape(4096)).shape.counts[14], 1u);
+  EXPECT_EQ(h.lookup(shape(4096, true)).shape.counts[15], 1u);
+  EXPECT_EQ(h.lookup(shape(4096, false, scaling_mode::accurate)).shape.counts[13], 1u);
+  EXPECT_EQ(h.lookup(history_key{4096, 4096, 2048, false, scaling_mode::fast}).shape.counts[16],
+            1u);
+  EXPECT_EQ(h.lookup(shape(4096)).shape.total, 1u);
+}
+
+TEST(ModuliHistory, FamiliesCollectTheLatestOutcomesOfEveryShape) {
+  moduli_history h;
+  h.record(shape(4096), 14);
+  h.record(shape(8192), 17);
+  h.record(shape(4096, true), 15);
+  const moduli_outlook o = h.lookup(shape(2048));
+  EXPECT_EQ(o.shape.total, 0u);
+  EXPECT_EQ(o.family.total, 2u);
+  EXPECT_EQ(o.family.counts[14], 1u);
+  EXPECT_EQ(o.family.counts[17], 1u);
+  EXPECT_EQ(h.lookup(shape(2048, true)).family.counts[15], 1u) << "complex calls apart";
+  EXPECT_EQ(h.lookup(shape(2048, false, scaling_mode::accurate)).family.total, 0u);
+  for (int i = 0; i < moduli_history::kFamilyWindow; ++i) h.record(shape(100 + i), 16);
+  const detail::count_tally f = h.lookup(shape(2048)).family;
+  EXPECT_EQ(f.total, static_cast<uint32_t>(moduli_history::kFamilyWindow));
+  EXPECT_EQ(f.counts[16], static_cast<uint32_t>(moduli_history::kFamilyWindow)) << "the latest";
 }
 
 TEST(ModuliHistory, IgnoresCountsTheHostDidNotLearn) {
@@ -57,7 +76,7 @@ TEST(ModuliHistory, IgnoresCountsTheHostDidNotLearn) {
   EXPECT_EQ(h.shapes(), 0u);
   h.record(shape(512), detail::kMinModuli);
   h.record(shape(512), detail::kMaxModuli);
-  EXPECT_EQ(h.lookup(shape(512)).total, 2u);
+  EXPECT_EQ(h.lookup(shape(512)).shape.total, 2u);
 }
 
 TEST(ModuliHistory, CountsDecidedCallsSinceTheLastOutcome) {
@@ -76,9 +95,9 @@ TEST(ModuliHistory, IsBoundedAndDropsTheLeastRecentlyUsedShape) {
   (void)h.lookup(shape(1000));  // the oldest record, but used now
   h.record(shape(1), 14);       // one more shape: the least recently used (1001) goes
   EXPECT_EQ(h.shapes(), moduli_history::kMaxShapes);
-  EXPECT_EQ(h.lookup(shape(1000)).total, 1u);
-  EXPECT_EQ(h.lookup(shape(1001)).total, 0u);
-  EXPECT_EQ(h.lookup(shape(1)).counts[14], 1u);
+  EXPECT_EQ(h.lookup(shape(1000)).shape.total, 1u);
+  EXPECT_EQ(h.lookup(shape(1001)).shape.total, 0u);
+  EXPECT_EQ(h.lookup(shape(1)).shape.counts[14], 1u);
 }
 
 detail::config auto_certified() {
@@ -91,8 +110,8 @@ detail::config auto_certified() {
 
 moduli_outlook seen(std::initializer_list<int> counts, uint32_t decided_since = 1) {
   moduli_outlook o;
-  for (int s : counts) ++o.counts[s];
-  o.total = static_cast<uint32_t>(counts.size());
+  for (int s : counts) ++o.shape.counts[s];
+  o.shape.total = static_cast<uint32_t>(counts.size());
   o.decided_since = decided_since;
   return o;
 }
@@ -160,6 +179,34 @@ TEST(AutoModelUsesTheChosenCount, Dgemm16384GoesNativeAtHighCounts) {
   EXPECT_FALSE(rt.emulate) << rt.predicted.emulated_ms << " ms against " << rt.predicted.native_ms;
   const moduli_outlook none;
   EXPECT_FALSE(device_route(16384, &none, r).gate.runs(20));
+}
+
+// A shape with no count of its own is priced at its family's counts (a program's data mostly
+// keeps its character from one shape to the next), and is not tried on a hunch where they say
+// native.
+TEST(AutoModelUsesTheChosenCount, NewShapesArePricedAtTheirFamilysCounts) {
+  const detail::gpu_rates r = h200_prior();
+  detail::config no_margin = auto_certified();
+  no_margin.auto_margin = 0.0;
+  moduli_outlook low;
+  low.family = seen({14, 14, 15}).shape;
+  const detail::route fast = device_route(8192, &low, r, no_margin);
+  EXPECT_TRUE(fast.emulate);
+  EXPECT_EQ(std::string(fast.reason),
+            "auto: model predicts emulation faster at other shapes' recent counts");
+  EXPECT_TRUE(fast.gate.active());
+  moduli_outlook high;
+  high.family = seen({19, 20, 0}).shape;
+  for (int64_t n : {8192, 16384}) {
+    const detail::route slow = device_route(n, &high, r, no_margin);
+    EXPECT_FALSE(slow.emulate) << n << ": " << slow.reason;
+    EXPECT_EQ(std::string(slow.reason),
+              "auto: model predicts native faster at other shapes' recent counts");
+  }
+  // The shape's own counts win over the family's.
+  moduli_outlook own = seen({14, 14});
+  own.family = high.family;
+  EXPECT_TRUE(device_route(8192, &own, r, no_margin).emulate);
 }
 
 // The gate is monotone in s: the emulation's time grows with s, the native time does not.
