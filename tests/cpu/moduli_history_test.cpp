@@ -212,10 +212,12 @@ TEST(AutoModelUsesTheChosenCount, NewShapesArePricedAtTheirFamilysCounts) {
 // The gate is monotone in s: the emulation's time grows with s, the native time does not.
 TEST(AutoModelUsesTheChosenCount, TheGateRunsTheSmallCountsOnly) {
   const detail::gpu_rates r = h200_prior();
+  int gated = 0;  // routes that carried a gate: the loop must check at least one
   for (int64_t n : {4096, 8192, 16384}) {
     const moduli_outlook none;
     const detail::route rt = device_route(n, &none, r);
     if (!rt.gate.active()) continue;
+    ++gated;
     bool seen_decline = false;
     for (int s = detail::kMinModuli; s <= detail::kMaxModuli; ++s) {
       if (!rt.gate.runs(s))
@@ -225,6 +227,7 @@ TEST(AutoModelUsesTheChosenCount, TheGateRunsTheSmallCountsOnly) {
             << "n = " << n << " runs s = " << s << " after a smaller declined";
     }
   }
+  EXPECT_GT(gated, 0) << "no route carried a gate: the check above ran on nothing";
 }
 
 // A call whose count is chosen on the GPU runs whatever it chooses: not tried on a hunch, and
