@@ -120,16 +120,23 @@ __constant__ modulus_table chosen_tables[kMaxModuli - kMinModuli + 1];
 // One case per count: the one whose S equals s runs, with its table from the constant bank. A
 // switch, not a chain of ifs: ptxas (CUDA 13.0, sm_90) gives the chain 44 registers (11 blocks
 // of 128 threads per SM), the switch 32 and 16 bytes of spill (16 blocks, as crt_kernel<S>);
-// this streaming kernel needs the occupancy for its loads in flight.
+// this streaming kernel needs the occupancy for its loads in flight. Karatsuba: the form's
+// rows (crt_args::prod3), one kernel of their own so that the plain one keeps its registers.
 static_assert(kMinModuli == 2 && kMaxModuli == 20, "one case per moduli count below");
+template <bool Karatsuba>
 __global__ void __launch_bounds__(kCrtThreads)
     chosen_crt_kernel(gemm_problem p, crt_args args, const int* chosen, scalar_arg alpha_arg,
                       scalar_arg beta_arg) {
   const int s = *chosen;
   switch (s) {  // below kMinModuli (0: native DGEMM writes C) nothing runs
     // clang-format off
-#define OZDGEMM_CRT_CASE(S) \
-    case S: crt_rows<S>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg); break;
+#define OZDGEMM_CRT_CASE(S)                                                                \
+    case S:                                                                                \
+      if constexpr (Karatsuba)                                                             \
+        crt_karatsuba_rows<S>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg); \
+      else                                                                                 \
+        crt_rows<S>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg);          \
+      break;
     OZDGEMM_CRT_CASE(2)  OZDGEMM_CRT_CASE(3)  OZDGEMM_CRT_CASE(4)  OZDGEMM_CRT_CASE(5)
     OZDGEMM_CRT_CASE(6)  OZDGEMM_CRT_CASE(7)  OZDGEMM_CRT_CASE(8)  OZDGEMM_CRT_CASE(9)
     OZDGEMM_CRT_CASE(10) OZDGEMM_CRT_CASE(11) OZDGEMM_CRT_CASE(12) OZDGEMM_CRT_CASE(13)
@@ -179,19 +186,21 @@ __global__ void scale_c_kernel(double* c, int64_t ldc, int64_t m, int64_t n, sca
   }
 }
 
+// The grid of one CRT launch: a thread per row and column of C, or per row and pair of columns
+// j, n' + j in the Karatsuba form.
+dim3 crt_grid(const gemm_problem& p, const crt_args& args) {
+  if (args.prod3 == nullptr) return dim3(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
+  if (p.n != 2 * args.half_n) throw std::invalid_argument("Karatsuba CRT: n != 2 n'");
+  return dim3(grid_dim(p.m, kCrtThreads), grid_dim(args.half_n, 1, 65535));
+}
+
 }  // namespace
 
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
-  if (args.prod3 != nullptr) {  // one thread per row and pair of columns j, n' + j
-    if (p.n != 2 * args.half_n) throw std::invalid_argument("Karatsuba CRT: n != 2 n'");
-    const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(args.half_n, 1, 65535));
-    kCrtKaratsubaLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
-    return;
-  }
-  const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
-  kCrtLaunchers[tb.s - kMinModuli](grid, stream, p, args, tb, alpha, beta);
+  const auto& launchers = args.prod3 != nullptr ? kCrtKaratsubaLaunchers : kCrtLaunchers;
+  launchers[tb.s - kMinModuli](crt_grid(p, args), stream, p, args, tb, alpha, beta);
 }
 
 cudaError_t upload_chosen_tables(cudaStream_t stream) {
@@ -204,8 +213,11 @@ cudaError_t upload_chosen_tables(cudaStream_t stream) {
 
 void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
                        scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
-  const dim3 grid(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
-  chosen_crt_kernel<<<grid, kCrtThreads, 0, stream>>>(p, args, chosen, alpha, beta);
+  const dim3 grid = crt_grid(p, args);
+  if (args.prod3 != nullptr)
+    chosen_crt_kernel<true><<<grid, kCrtThreads, 0, stream>>>(p, args, chosen, alpha, beta);
+  else
+    chosen_crt_kernel<false><<<grid, kCrtThreads, 0, stream>>>(p, args, chosen, alpha, beta);
 }
 
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream) {

@@ -33,9 +33,9 @@ struct crt_args {
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
 
-// The same for the moduli count chosen on the GPU (*chosen; 0 leaves C alone: native DGEMM
-// writes it), with the tables upload_chosen_tables put on the current device (before the first
-// such launch; it waits for `stream`, so never under stream capture).
+// The same, in either form, for the moduli count chosen on the GPU (*chosen; 0 leaves C alone:
+// native DGEMM writes it), with the tables upload_chosen_tables put on the current device (before
+// the first such launch; it waits for `stream`, so never under stream capture).
 void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
                        scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
 cudaError_t upload_chosen_tables(cudaStream_t stream);

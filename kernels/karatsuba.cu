@@ -10,8 +10,9 @@ constexpr int kThreads = 256;
 // 16 residues per thread (one 16-byte load of each operand, one store).
 __global__ void residue_sums_kernel(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
                                     int64_t vectors, int64_t width, modulus_table tb, int8_t* out,
-                                    int64_t out_plane, int64_t out_ld) {
+                                    int64_t out_plane, int64_t out_ld, const int* chosen) {
   const int t = blockIdx.y;
+  if (chosen != nullptr && t >= *chosen) return;  // a plane of no modulus the chosen s uses
   const uint32_t m = tb.m[t];
   const int64_t chunks = width / 16, total = vectors * chunks;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; c < total;
@@ -32,10 +33,11 @@ __global__ void residue_sums_kernel(const int8_t* x, int64_t x_plane, int64_t ld
 
 void launch_residue_sums(const int8_t* x, int64_t x_plane, int64_t ld, int64_t offset,
                          int64_t vectors, int64_t width, const modulus_table& tb, int8_t* out,
-                         int64_t out_plane, int64_t out_ld, cudaStream_t stream) {
+                         int64_t out_plane, int64_t out_ld, cudaStream_t stream,
+                         const int* chosen) {
   const int64_t chunks = vectors * (width / 16);
   residue_sums_kernel<<<dim3(grid_dim(chunks, kThreads, 65535), tb.s), kThreads, 0, stream>>>(
-      x, x_plane, ld, offset, vectors, width, tb, out, out_plane, out_ld);
+      x, x_plane, ld, offset, vectors, width, tb, out, out_plane, out_ld, chosen);
 }
 
 }  // namespace ozdgemm::detail

@@ -57,7 +57,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native, const moduli_gate* gate) {
+                           bool run_native, bool choose_on_gpu, const moduli_gate* gate) {
   device_result r;
   checked_args args;
   r.status = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
@@ -79,6 +79,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.real.target = complex_target(args.target, args.moduli);
   call.real.int8_gemm = int8_gemm_backend::setting;
   call.real.gate = gate;
+  call.real.choose_on_gpu = choose_on_gpu;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
   size_t ws_bytes = 0;
   if (k > 0 && !size_complex_workspace(&call, &ws_bytes))
@@ -123,7 +124,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm(cublasHandle_t handle, cublasOperatio
                                            int64_t ldc, ozdgemm_options_t options) {
   return guarded("ozdgemm_zgemm", [&]() -> ozdgemm_status_t {
     return zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true)
+                        options, true, true)
         .status;
   });
 }
@@ -135,7 +136,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_ex(
     int64_t ldc, ozdgemm_options_t options, int* num_moduli_used) {
   return reporting_moduli("ozdgemm_zgemm_ex", num_moduli_used, [&] {
     return zgemm_device(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        options, true);
+                        options, true, false);
   });
 }
 

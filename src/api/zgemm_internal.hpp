@@ -18,11 +18,14 @@ namespace ozdgemm::detail {
 // reason is logged at info; without run_native nothing runs, C is untouched and the caller
 // must run native ZGEMM itself. A refused workspace is logged at warn only with run_native.
 // Throws on failure (the C entry points map it to a status).
+// choose_on_gpu: as for dgemm_device; a call that no s serves then runs native DGEMM on the
+// embedding (docs/complex.md, section 1) inside the call, and the epilogue, whatever run_native
+// says.
 device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native, const moduli_gate* gate = nullptr);
+                           bool run_native, bool choose_on_gpu, const moduli_gate* gate = nullptr);
 
 }  // namespace ozdgemm::detail

@@ -349,24 +349,49 @@ uint32_t nearest_mask_for(int64_t k) {
   return mask;
 }
 
-// The residue planes of Re + Im of both operands of the Karatsuba form, once the residues exist.
-void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb) {
+// Rows [i0, i0 + rows) of C as a problem of their own (padded rows; m >= 1: the padding is under
+// 16 rows).
+gemm_problem block_problem(const gemm_problem& p, int64_t i0, int64_t rows) {
+  gemm_problem pb = p;
+  pb.m = p.m - i0 < rows ? p.m - i0 : rows;
+  pb.c = p.c + i0;
+  pb.a = p.a.from_vector(i0);
+  return pb;
+}
+
+// The CRT's arguments for rows [i0, i0 + rows) of C (pb: the block's problem); in the Karatsuba
+// form the CRT combines the three products (karatsuba_gemms).
+crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_problem& pb, int64_t i0,
+                      int64_t rows) {
+  crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
+                L.flags_a + i0, L.flags_b, pb.a,    call.p.b};
+  if (call.karatsuba.on()) {
+    args.prod3 = L.prod3;
+    args.half_n = call.karatsuba.n;
+  }
+  return args;
+}
+
+// The residue planes of Re + Im of both operands of the Karatsuba form, once the residues exist;
+// chosen: the count chosen on the GPU, with tb the table of kMaxModuli (launch_residue_sums).
+void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb,
+                    const int* chosen = nullptr) {
   const karatsuba_halves& h = call.karatsuba;
   // Re A' in columns [0, k') of each row of A's planes, Im A' in [k', 2k'); Re B in the first k'
   // of rows [0, n') of B's planes, Im B in the first k' of rows [n', 2n'). The sums for B go to
   // columns [k', 2k') of rows [0, n') (-Im B there is dead: only the four-product form reads it).
   launch_residue_sums(L.res_a, L.m_pad * L.k_pad, L.k_pad, h.k, L.m_pad, h.k, tb, L.sum_a,
-                      L.m_pad * h.k, h.k, call.stream);
+                      L.m_pad * h.k, h.k, call.stream, chosen);
   launch_residue_sums(L.res_b, L.n_pad * L.k_pad, L.k_pad, h.n * L.k_pad, h.n, h.k, tb,
-                      L.res_b + h.k, L.n_pad * L.k_pad, L.k_pad, call.stream);
+                      L.res_b + h.k, L.n_pad * L.k_pad, L.k_pad, call.stream, chosen);
   OZDGEMM_CHECK_LAUNCH();
 }
 
 // Step 3 of the Karatsuba form for rows [i0, i0 + rows) of C: per k-block of the halves, the
 // three products P1, P2 (into the halves of prod's planes that T_re and T_im take) and P3 (into
 // prod3), batched over the moduli or one call each; between k-blocks each is reduced mod m_t as
-// in block_gemms. The CRT combines them into T's parts (crt_args::prod3), so only calls that
-// reach launch_crt with prod3 set may use this form (not the choice on the GPU).
+// in block_gemms. The CRT combines them into T's parts (crt_args::prod3), so only calls whose
+// CRT has prod3 set may use this form (launch_crt, launch_chosen_crt).
 void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                      const modulus_table& tb, int64_t i0, int64_t rows) {
   const int s = tb.s;
@@ -378,6 +403,7 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
   for (int64_t k0 = 0; k0 < kh; k0 += kKBlock) {
     const int64_t klen = kh - k0 < kKBlock ? kh - k0 : kKBlock;
     if (k0 > 0) {
+      if (g.use == lt_use::plan_only) return;  // accumulating k-blocks are never timed
       launch_fold(L.prod, plane, tb, g.stream);
       launch_fold(L.prod3, half, tb, g.stream);
       OZDGEMM_CHECK_LAUNCH();
@@ -640,9 +666,9 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
   for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
     const auto [i0, rows] = block_rows(L, rb);
     struct gemm_key {
-      const void *chosen, *res_a, *res_b, *prod, *lt_ws;
+      const void *chosen, *res_a, *res_b, *prod, *lt_ws, *sum_a, *prod3;
       size_t lt_ws_bytes;
-      int64_t i0, rows, m_pad, n_pad, k_pad;
+      int64_t i0, rows, m_pad, n_pad, k_pad, half_k, half_n;  // halves: 0 but in Karatsuba
       int backend, batching, batched;
     } key;
     std::memset(&key, 0, sizeof key);
@@ -652,6 +678,10 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
     key.prod = L.prod;
     key.lt_ws = L.lt_ws;
     key.lt_ws_bytes = L.lt_ws_bytes;
+    key.sum_a = call.karatsuba.on() ? L.sum_a : nullptr;
+    key.prod3 = call.karatsuba.on() ? L.prod3 : nullptr;
+    key.half_k = call.karatsuba.k;
+    key.half_n = call.karatsuba.n;
     key.i0 = i0;
     key.rows = rows;
     key.m_pad = L.m_pad;
@@ -770,6 +800,7 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   launch_chosen_residues(va, L.exp_a, L.chosen, nearest, L.res_a, st);
   launch_chosen_residues(vb, L.exp_b, L.chosen, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
+  if (call.karatsuba.on()) karatsuba_sums(call, L, moduli_for(kMaxModuli), L.chosen);
   if (ev != nullptr) record(ev->prepared, st);
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
@@ -783,13 +814,8 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
                                 switch_body(call, L, g, rb));
     if (block_events) record(ev->gemm_done[rb], st);
     if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
-    gemm_problem pb = p;
-    pb.m = p.m - i0 < rows ? p.m - i0 : rows;
-    pb.c = p.c + i0;
-    pb.a = p.a.from_vector(i0);
-    const crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
-                        L.flags_a + i0, L.flags_b, pb.a,    p.b};
-    launch_chosen_crt(pb, args, L.chosen, call.alpha, call.beta, st);
+    const gemm_problem pb = block_problem(p, i0, rows);
+    launch_chosen_crt(pb, crt_args_for(call, L, pb, i0, rows), L.chosen, call.alpha, call.beta, st);
     OZDGEMM_CHECK_LAUNCH();
     if (block_events) record(ev->crt_done[rb], st);
   }
@@ -873,9 +899,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
   // Chosen on the GPU when its graphs can be had (prepared before anything is enqueued), else on
   // the host, as the certified count is without graphs.
-  // (Not for the Karatsuba form, whose sums of halves the GPU-chosen path does not write; complex
-  // calls choose on the host, engine/run.cpp.)
-  bool on_gpu = certified && call.graphs != nullptr && !call.karatsuba.on();
+  bool on_gpu = certified && call.graphs != nullptr;
   gpu_plan plan;
   if (on_gpu) {
     plan = plan_gpu_choice(call, L, g);
@@ -998,17 +1022,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
 
     // 4. Reduction + CRT + inverse scaling + alpha/beta, for rows [i0, i0 + rows) of C.
-    gemm_problem pb = p;
-    pb.m = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
-    pb.c = p.c + i0;
-    pb.a = p.a.from_vector(i0);
-    crt_args args{L.prod,         rows,      L.n_pad, L.exp_a + i0, L.exp_b,
-                  L.flags_a + i0, L.flags_b, pb.a,    p.b};
-    if (call.karatsuba.on()) {  // the CRT combines the three products (karatsuba_gemms)
-      args.prod3 = L.prod3;
-      args.half_n = call.karatsuba.n;
-    }
-    launch_crt(pb, args, *tb, call.alpha, call.beta, st);
+    const gemm_problem pb = block_problem(p, i0, rows);
+    launch_crt(pb, crt_args_for(call, L, pb, i0, rows), *tb, call.alpha, call.beta, st);
     OZDGEMM_CHECK_LAUNCH();
     if (block_events) record(ev->crt_done[rb], st);
   }

@@ -64,16 +64,14 @@ device_result run_device(const device_request<double>& r, const ozdgemm_options_
 }
 device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o,
                          const moduli_gate* gate) {
-  return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                      r.beta, r.c, r.ldc, o, false, gate);
+  return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb, r.beta,
+                      r.c, r.ldc, o, false, true, gate);
 }
-// Whether a per-call choice of this call runs on the host (engine/run.cpp): a real call's
-// certified count is chosen on the GPU under capture or with OZDGEMM_CHOICE=gpu; a complex
-// call's choice always runs on the host (under capture it runs native).
-bool chooses_on_host(const device_request<double>&, const config& cfg, bool captured) {
+// Whether a per-call choice runs on the host (engine/run.cpp): a certified count is chosen on
+// the GPU under capture or with OZDGEMM_CHOICE=gpu, for real and complex calls alike.
+bool chooses_on_host(const config& cfg, bool captured) {
   return !(cfg.moduli.is_certified() && (captured || gpu_choice_everywhere()));
 }
-bool chooses_on_host(const device_request<cuDoubleComplex>&, const config&, bool) { return true; }
 const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
 
@@ -163,7 +161,7 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
       if (learns) {
         key = history_key{sh.m, sh.n, sh.k, !std::is_same_v<T, double>, cfg->scaling};
         outlook = process_moduli_history().lookup(key);
-        outlook.host_choice = chooses_on_host(r, *cfg, captured);
+        outlook.host_choice = chooses_on_host(*cfg, captured);
       }
       rt = decide_route(*cfg, call_site::device, cannot, sh.m, sh.n, sh.k, true, gpu.rates,
                         native_work * sh.native_work, sh.karatsuba,

@@ -103,7 +103,7 @@ TEST_F(CountGate, ComplexCallRunsOrDeclinesTheChosenCount) {
     cudaMemcpy(dc.ptr, pc.data.data(), pc.data.size() * sizeof(double), cudaMemcpyHostToDevice);
     const device_result r = ozdgemm::detail::zgemm_device(
         handle_, CUBLAS_OP_N, CUBLAS_OP_C, m, n, k, &alpha, as_z(da.ptr), m, as_z(db.ptr), n, &beta,
-        as_z(dc.ptr), m, o, false, gate);
+        as_z(dc.ptr), m, o, false, false, gate);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     return r;
   };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "auto_fixture.hpp"
+#include "choice_tally.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "engine/gpu_choice.hpp"
@@ -31,30 +32,10 @@ namespace {
 using namespace ozdgemm::test::choice;
 using ozdgemm::test::auto_case;
 using ozdgemm::test::auto_set;
+using ozdgemm::test::grown_slot;
 using ozdgemm::test::host_matrix;
 using ozdgemm::test::operand_pair;
-constexpr int kSlots = ozdgemm::detail::kMaxModuli + 1;
-
-// The GPU's tally of chosen counts so far (every context of the process), after the device is
-// idle.
-std::vector<unsigned long long> tally_now() {
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  unsigned long long t[kSlots];
-  ozdgemm::detail::read_gpu_choice_tally(t);
-  return std::vector<unsigned long long>(t, t + kSlots);
-}
-
-// The one s whose count grew between two tallies (-1: none or several).
-int grown_slot(const std::vector<unsigned long long>& before,
-               const std::vector<unsigned long long>& after) {
-  int slot = -1, grown = 0;
-  for (int s = 0; s < kSlots; ++s)
-    if (after[s] != before[s]) {
-      grown += static_cast<int>(after[s] - before[s]);
-      slot = s;
-    }
-  return grown == 1 ? slot : -1;
-}
+using ozdgemm::test::tally_now;
 
 size_t differing(const std::vector<double>& got, const std::vector<double>& want) {
   size_t diff = 0;
