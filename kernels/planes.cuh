@@ -38,12 +38,13 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 //          plane t's 8 bytes; First: t == 0, known at compile time (plane 0 is written before
 //          the loop over the others, so neither path branches on t)
 // nplanes_dev (may be null): the plane count in device memory, read in place of nplanes (a count
-// chosen on the GPU, engine/gpu_choice.hpp); 0 writes nothing.
+// chosen on the GPU, engine/gpu_choice.hpp); 0 writes nothing. Each vector's k in [0, k_write)
+// is written (k_write <= k_pad, a multiple of kPad), at the row stride k_pad.
 template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
-                      int64_t plane_size, const double* alpha_dev, Gen gen, int nplanes,
-                      const int* nplanes_dev, int8_t* out) {
+                      int64_t k_write, int64_t plane_size, const double* alpha_dev, Gen gen,
+                      int nplanes, const int* nplanes_dev, int8_t* out) {
   if (nplanes_dev != nullptr) nplanes = *nplanes_dev;
   if (nplanes == 0) return;  // uniform: before any barrier
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     __syncthreads();
 
     const int64_t v = v0 + rv, l = l0 + rk;
-    if (v >= nvec_pad || l >= k_pad) continue;
+    if (v >= nvec_pad || l >= k_write) continue;
     const typename Gen::vec vc = gen.vector(v < nvec ? v : 0);  // padding rows hold zeros
     typename Gen::state st[kPlaneRun];
     bool narrow = true;
@@ -123,17 +124,22 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   }
 }
 
+// k_written: operand_vectors::k_written (0: k_pad).
 template <class Gen>
 void launch_plane_tiles(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                         const double* alpha_dev, const Gen& gen, int nplanes, int8_t* out,
-                        cudaStream_t stream, const int* nplanes_dev = nullptr) {
-  const dim3 grid(grid_dim(k_pad, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
+                        cudaStream_t stream, const int* nplanes_dev = nullptr,
+                        int64_t k_written = 0) {
+  const int64_t kw = k_written > 0 ? k_written : k_pad;
+  const dim3 grid(grid_dim(kw, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
   if (x.k_contiguous)
-    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(
-        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev, out);
+    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
+                                                               nvec_pad * k_pad, alpha_dev, gen,
+                                                               nplanes, nplanes_dev, out);
   else
-    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(
-        x, nvec, nvec_pad, k, k_pad, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev, out);
+    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
+                                                                nvec_pad * k_pad, alpha_dev, gen,
+                                                                nplanes, nplanes_dev, out);
 }
 
 }  // namespace ozdgemm::detail

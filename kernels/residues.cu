@@ -49,7 +49,7 @@ void launch_residues(const operand_vectors& v, const int* exps, const modulus_ta
                      bool nearest, int8_t* planes, cudaStream_t stream) {
   launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
                      residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0}, tb.s,
-                     planes, stream);
+                     planes, stream, nullptr, v.k_written);
 }
 
 void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,
@@ -57,7 +57,7 @@ void launch_chosen_residues(const operand_vectors& v, const int* exps, const int
   launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
                      residue_gen<true>{exps, make_residue_table(moduli_for(kMaxModuli)), false,
                                        chosen, nearest_mask},
-                     kMaxModuli, planes, stream, chosen);
+                     kMaxModuli, planes, stream, chosen, v.k_written);
 }
 
 }  // namespace ozdgemm::detail

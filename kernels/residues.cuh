@@ -1,7 +1,8 @@
 // Launcher of residue generation: x 2^e_v rounded to an integer (to nearest when `nearest`,
 // else toward zero; scaling_rules.hpp says when) for every element, one exact integer
 // conversion (no FP64 arithmetic), then s INT8 residues by integer multiply-high
-// (core/element.hpp), written as INT8 planes [s][nvec_pad][k_pad] with zero padding.
+// (core/element.hpp), written as INT8 planes [s][nvec_pad][k_pad] with zero padding; only the
+// first v.k_written of each vector's k_pad when that is set.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -299,7 +299,25 @@ __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long*
   }
 }
 
+__global__ void mirror_halves_kernel(int64_t half, int* emax_enc, uint32_t* flags,
+                                     unsigned long long* sum_q2, unsigned long long* exp_sum,
+                                     unsigned int* nnz) {
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= half) return;
+  emax_enc[half + v] = emax_enc[v];
+  flags[half + v] = flags[v];
+  if (sum_q2 != nullptr) sum_q2[half + v] = sum_q2[v];
+  if (exp_sum != nullptr) exp_sum[half + v] = exp_sum[v];
+  if (nnz != nullptr) nnz[half + v] = nnz[v];
+}
+
 }  // namespace
+
+void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned long long* sum_q2,
+                          unsigned long long* exp_sum, unsigned int* nnz, cudaStream_t stream) {
+  mirror_halves_kernel<<<grid_dim(half, 256), 256, 0, stream>>>(half, emax_enc, flags, sum_q2,
+                                                                exp_sum, nnz);
+}
 
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
                         cudaStream_t stream) {

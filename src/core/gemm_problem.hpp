@@ -69,6 +69,9 @@ struct operand_vectors {
   int64_t nvec, k;
   const double* alpha_dev;
   int64_t nvec_pad = 0, k_pad = 0;
+  // The k of each vector that plane writers write (0: k_pad), at the row stride k_pad: a complex
+  // call's Karatsuba form writes only the first half of B*'s columns (engine/emulate.cpp).
+  int64_t k_written = 0;
 };
 
 inline operand operand_a(op_kind op, const double* a, int64_t lda) {

@@ -112,6 +112,7 @@ int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* ch
   real.alpha = scalar_arg{nullptr, 1.0};
   real.beta = scalar_arg{nullptr, 0.0};
   real.events = nullptr;
+  real.mirrored_b = embedding_half(p.n);
   const int s = enqueue_emulation(real, workspace, choice);
   if (s == 0) return 0;  // nothing has touched C
   launch_complex_epilogue(p, L.t, call.alpha, call.beta, st);

@@ -318,6 +318,34 @@ operand_vectors vectors_a(const device_gemm& call, const layout& L) {
 operand_vectors vectors_b(const device_gemm& call, const layout& L) {
   return operand_vectors{call.p.b, call.p.n, call.p.k, call.alpha.dev, L.n_pad, L.k_pad};
 }
+// The columns of B whose statistics are scanned: the first n' of a complex call's B*
+// (device_gemm::mirrored_b), all of them otherwise.
+operand_vectors scanned_vectors_b(const device_gemm& call, const layout& L) {
+  operand_vectors v = vectors_b(call, L);
+  if (call.mirrored_b > 0) v.nvec = v.nvec_pad = call.mirrored_b;
+  return v;
+}
+// What B's residues are written from: in the Karatsuba form only the first k' of each column of
+// B* (Re B, Im B), which is all its GEMMs read of B (karatsuba_gemms).
+operand_vectors residue_vectors_b(const device_gemm& call, const layout& L) {
+  operand_vectors v = vectors_b(call, L);
+  if (call.karatsuba.on()) v.k = v.k_written = call.karatsuba.k;
+  return v;
+}
+
+// One operand's scaling statistics: exponent extremes and non-finite flags, with a per-call
+// choice's sums (`stats`), and fast mode's norms.
+void scan_operand(const operand_vectors& v, bool stats, bool fast, int* emax, uint32_t* flags,
+                  unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* sum_q2,
+                  cudaStream_t st) {
+  if (stats)
+    launch_vector_scan_stats(v, emax, flags, exp_sum, nnz, st);
+  else
+    launch_vector_scan(v, emax, flags, st);
+  OZDGEMM_CHECK_LAUNCH();
+  if (fast) launch_norm_scan(v, emax, sum_q2, st);
+  OZDGEMM_CHECK_LAUNCH();
+}
 
 // Accurate mode's exponents for one moduli count, from the bound GEMM's U.
 void accurate_exponents(const device_gemm& call, const layout& L, const modulus_table& tb) {
@@ -779,8 +807,7 @@ bool gpu_choice_ready(const device_gemm& call, const layout& L, const int8_gemm_
 // and CRT of the chosen s (read from L.chosen), the GEMMs in a SWITCH on s per block of rows, and
 // native DGEMM in an IF on s == 0. Nothing waits for the host.
 int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm_target& g,
-                       const operand_vectors& va, const operand_vectors& vb,
-                       const gpu_plan& plan) {
+                       const operand_vectors& va, const gpu_plan& plan) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   stage_events* ev = call.events;
@@ -798,7 +825,7 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   launch_select_exponents(L.exps_all_b, p.n, L.chosen, L.exp_b, st);
   const uint32_t nearest = nearest_mask_for(p.k);
   launch_chosen_residues(va, L.exp_a, L.chosen, nearest, L.res_a, st);
-  launch_chosen_residues(vb, L.exp_b, L.chosen, nearest, L.res_b, st);
+  launch_chosen_residues(residue_vectors_b(call, L), L.exp_b, L.chosen, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, moduli_for(kMaxModuli), L.chosen);
   if (ev != nullptr) record(ev->prepared, st);
@@ -930,32 +957,24 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   OZDGEMM_CUDA_TRY(
       cudaMemsetAsync(ws + L.b_zeroed_begin, 0, L.b_zeroed_end - L.b_zeroed_begin, st));
 
-  // 1. Scaling.
+  // 1. Scaling: the statistics of A (unless reused) and B, then fixed fast mode's exponents.
   const operand_vectors va = vectors_a(call, L), vb = vectors_b(call, L);
-  if (automatic) {
-    launch_vector_scan_stats(va, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, st);
-    launch_vector_scan_stats(vb, L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b, st);
-  } else {
-    if (prepare_a) launch_vector_scan(va, L.emax_a, L.flags_a, st);
+  if (prepare_a)
+    scan_operand(va, automatic, fast, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, L.sum_q2_a, st);
+  scan_operand(scanned_vectors_b(call, L), automatic, fast, L.emax_b, L.flags_b, L.exp_sum_b,
+               L.nnz_b, L.sum_q2_b, st);
+  if (call.mirrored_b > 0) {
+    launch_mirror_halves(call.mirrored_b, L.emax_b, L.flags_b, fast ? L.sum_q2_b : nullptr,
+                         automatic ? L.exp_sum_b : nullptr, automatic ? L.nnz_b : nullptr, st);
     OZDGEMM_CHECK_LAUNCH();
-    launch_vector_scan(vb, L.emax_b, L.flags_b, st);
   }
-  OZDGEMM_CHECK_LAUNCH();
   if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected
     throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: kernel launch failed");
-  if (fast && automatic) {
-    launch_norm_scan(va, L.emax_a, L.sum_q2_a, st);
-    launch_norm_scan(vb, L.emax_b, L.sum_q2_b, st);
-    OZDGEMM_CHECK_LAUNCH();
-  } else if (fast) {
-    if (prepare_a) {
-      launch_norm_scan(va, L.emax_a, L.sum_q2_a, st);
-      launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
-    }
-    launch_norm_scan(vb, L.emax_b, L.sum_q2_b, st);
+  if (fast && !automatic) {
+    if (prepare_a) launch_fast_exponents(p.m, L.emax_a, L.sum_q2_a, *tb, L.exp_a, st);
     launch_fast_exponents(p.n, L.emax_b, L.sum_q2_b, *tb, L.exp_b, st);
     OZDGEMM_CHECK_LAUNCH();
-  } else {
+  } else if (!fast) {
     launch_bound_quantize(va, L.emax_a, L.bound_a, st);
     launch_bound_quantize(vb, L.emax_b, L.bound_b, st);
     OZDGEMM_CHECK_LAUNCH();
@@ -977,7 +996,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
       choice->s = kChosenOnGpu;
       choice->why = "certified count chosen on the GPU";
     }
-    return enqueue_gpu_chosen(call, L, g, va, vb, plan);
+    return enqueue_gpu_chosen(call, L, g, va, plan);
   }
 
   // Auto: choose s (one synchronisation), then the exponents for it, as the fixed path does.
@@ -1005,7 +1024,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // 2. Residues, rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(*tb, p.k);
   if (prepare_a) launch_residues(va, L.exp_a, *tb, nearest, L.res_a, st);
-  launch_residues(vb, L.exp_b, *tb, nearest, L.res_b, st);
+  launch_residues(residue_vectors_b(call, L), L.exp_b, *tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
   if (ev != nullptr) record(ev->prepared, st);

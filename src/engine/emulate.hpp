@@ -102,6 +102,10 @@ struct device_gemm {
   // runs 3 INT8 GEMMs per modulus on the halves, which the CRT combines. Same bits as without.
   // The workspace must have been sized with the same halves.
   karatsuba_halves karatsuba{};
+  // A complex call's embedding (engine/complex_gemm.cpp): n', B*'s column n' + j holding column
+  // j's entries permuted and negated. B's per-column statistics are then scanned over its first
+  // n' columns and copied to the others (the same values: the same bits). 0: a real call.
+  int64_t mirrored_b = 0;
   // Asked once a per-call choice made on the host has returned s: a count it declines runs no
   // emulation (nothing touches C; moduli_choice::gated). Null: every count runs.
   const moduli_gate* gate = nullptr;
