@@ -1,11 +1,11 @@
 // Auto mode against native, side by side in one process: run under
 // LD_PRELOAD=libozdgemm.so with OZDGEMM_MODE=auto. For each shape it times the real routine
 // (looked up in libcublas itself) and the interposed one (the process-wide definition, i.e. the
-// library's decision) in three interleaved rounds, with CUDA events; each time is the median of
-// its round, each column the median round. Prints one CSV row per shape: shape, native ms, auto
-// ms, auto/native, and the native spread over the rounds.
+// library's decision) in interleaved rounds (3 unless --rounds says), with CUDA events; each time
+// is the median of its round, each column the median round. Prints one CSV row per shape: shape,
+// native ms, auto ms, auto/native, and the native spread over the rounds.
 //
-//   auto_mode_bench [--routine dgemm|zgemm|zgemm3m] [--quick]
+//   auto_mode_bench [--routine dgemm|zgemm|zgemm3m] [--quick] [--rounds N (odd)]
 //
 // dgemm: cublasDgemm_v2 (the default); zgemm: cublasZgemm_v2; zgemm3m: cublasZgemm3m (whose
 // native time auto mode compares with).
@@ -88,14 +88,19 @@ void symbols(void* cublas, const char* name, Fn& native, Fn& routed) {
 int main(int argc, char** argv) {
   std::string routine = "dgemm";
   bool quick = false;
+  int rounds = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") {
       quick = true;
     } else if (a == "--routine" && i + 1 < argc) {
       routine = argv[++i];
+    } else if (a == "--rounds" && i + 1 < argc && std::atoi(argv[i + 1]) % 2 == 1) {
+      rounds = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: auto_mode_bench [--routine dgemm|zgemm|zgemm3m] [--quick]\n");
+      std::fprintf(stderr,
+                   "usage: auto_mode_bench [--routine dgemm|zgemm|zgemm3m] [--quick] "
+                   "[--rounds N (odd)]\n");
       return 2;
     }
   }
@@ -162,17 +167,18 @@ int main(int argc, char** argv) {
     // Real flops of the call: a complex product is four real ones.
     const double work = 2.0 * sh[0] * sh[1] * sh[2] * (complex ? 4 : 1);
     const int reps = work > 1e12 ? 5 : work > 1e10 ? 20 : 50;
-    // Three interleaved rounds (native, auto, native, auto, ...): clock drift between the two
-    // paths shows as spread between rounds rather than as a bias of one path.
+    // Interleaved rounds (native, auto, native, auto, ...): clock drift between the two paths
+    // shows as spread between rounds rather than as a bias of one path.
     std::vector<double> tn, ta;
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       tn.push_back(median_ms(s, gemm, false, sh[0], sh[1], sh[2], reps));
       ta.push_back(median_ms(s, gemm, true, sh[0], sh[1], sh[2], reps));
     }
     std::sort(tn.begin(), tn.end());
     std::sort(ta.begin(), ta.end());
-    std::printf("%d,%d,%d,%.4f,%.4f,%.3f,%.4f,%.4f\n", sh[0], sh[1], sh[2], tn[1], ta[1],
-                ta[1] / tn[1], tn[0], tn[2]);
+    const int mid = rounds / 2;
+    std::printf("%d,%d,%d,%.4f,%.4f,%.3f,%.4f,%.4f\n", sh[0], sh[1], sh[2], tn[mid], ta[mid],
+                ta[mid] / tn[mid], tn.front(), tn.back());
     std::fflush(stdout);
   }
   cublasDestroy(h);
