@@ -1,7 +1,7 @@
 // OZDGEMM_INT8_GEMM (engine/int8_gemm.hpp): its parsing, the one warning for an invalid
 // value, the process-wide override the benchmark uses, and the lt backend's share of the
 // workspace (counted in the engine's workspace, so the caps see it). The GPU side, bit
-// identity of the two backends, is tests/gpu/int8_gemm_backend_test.cu.
+// identity of the two backends, is tests/gpu/int8_gemm_backend_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>

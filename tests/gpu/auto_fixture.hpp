@@ -1,4 +1,4 @@
-// What the GPU tests of the per-call moduli count share (auto_moduli_test.cu, gpu_choice_test.cu):
+// What the GPU tests of the per-call moduli count share (auto_moduli_test.cpp, gpu_choice_test.cu):
 // the input sets, the accuracy targets, device copies of a problem, native cublasDgemm's
 // result, and a fixture that releases the library's cache of the handle.
 #pragma once

@@ -139,7 +139,7 @@ std::vector<choice_param> choice_params() {
                       20, 1024, 8001 + static_cast<uint64_t>(phi)};
     for (bool fast : {true, false}) v.push_back({{c, true}, fast, 0});
   }
-  // Two k-blocks (a fold inside each SWITCH body); several blocks of rows: row_blocks_test.cu.
+  // Two k-blocks (a fold inside each SWITCH body); several blocks of rows: row_blocks_test.cpp.
   v.push_back({{{"phi1_deep", auto_set::phi, 1.0, 32, 16, 140000, 9001}, false}, true, 0});
   return v;
 }

@@ -1,4 +1,4 @@
-// One complex call on the device for the GPU ZGEMM tests (zgemm_test.cu, zgemm_gpu_choice_test.cu):
+// One complex call on the device for the GPU ZGEMM tests (zgemm_test.cpp, zgemm_gpu_choice_test.cpp):
 // the operands stored for their ops, C, device copies and the calls on them (ozdgemm_zgemm_ex,
 // native cublasZgemm, the host reference), and a bit-for-bit comparison of complex results.
 #pragma once

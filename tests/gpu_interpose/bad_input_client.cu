@@ -97,7 +97,7 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 // Bit for bit, except that any two NaNs are equal: the GPU's canonical NaN and the host's
-// default NaN differ in sign and payload (as in tests/gpu/bit_identity_test.cu).
+// default NaN differ in sign and payload (as in tests/gpu/bit_identity_test.cpp).
 bool same_values(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i)

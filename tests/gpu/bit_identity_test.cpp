@@ -141,7 +141,9 @@ TEST_P(BitIdentity, GpuEqualsHostReference) {
   cudaStream_t stream;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ASSERT_CUBLAS(cublasSetStream(handle_, stream));
-  if (tc.device_scalars) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+  if (tc.device_scalars) {
+    ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+  }
   const double* alpha = tc.device_scalars ? dscal.ptr : &tc.alpha;
   const double* beta = tc.device_scalars ? dscal.ptr + 1 : &tc.beta;
   ozdgemm::options o;

@@ -96,7 +96,9 @@ TEST_P(ZgemmBitIdentity, GpuEqualsHostReference) {
   cudaStream_t stream;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ASSERT_CUBLAS(cublasSetStream(handle_, stream));
-  if (tc.device_scalars) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+  if (tc.device_scalars) {
+    ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+  }
   int s_used = -1;
   ASSERT_EQ(p.run(handle_, o, tc.device_scalars, &s_used), OZDGEMM_STATUS_SUCCESS);
   ASSERT_CUDA(cudaStreamSynchronize(stream));
@@ -229,7 +231,9 @@ TEST_F(ZgemmSemantics, AlphaZeroBetaZeroAndEmptyK) {
     ASSERT_EQ(p.run_native(handle_), CUBLAS_STATUS_SUCCESS);
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<zdouble> native = p.c.to_host();
-    if (dev) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+    if (dev) {
+      ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+    }
     for (int moduli : {14, OZDGEMM_MODULI_CERTIFIED}) {
       int s_used = -1;
       ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), dev, &s_used),
@@ -324,7 +328,9 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
       ASSERT_EQ(p.run(handle_, ozdgemm::test::zoptions(moduli, true), false, &s_used),
                 OZDGEMM_STATUS_SUCCESS);
       EXPECT_EQ(s_used, p.reference_s(moduli, true)) << setting_name(moduli);
-      if (moduli > 0) EXPECT_EQ(s_used, moduli);
+      if (moduli > 0) {
+        EXPECT_EQ(s_used, moduli);
+      }
     }
   }
   int fallbacks = 0;
@@ -362,7 +368,7 @@ TEST_F(ZgemmSemantics, ReportsSAndFallsBackToNativeBits) {
 // captured call replayed gives the bits of the uncaptured call; under the default (certified) the
 // _ex entry, which reports s, chooses on the host, so the captured call is native cublasZgemm and
 // the replay gives native's bits (ozdgemm_zgemm chooses on the GPU there:
-// zgemm_gpu_choice_test.cu).
+// zgemm_gpu_choice_test.cpp).
 TEST_F(ZgemmSemantics, GraphCapture) {
   zproblem p('C', 'N', phi_zmatrix(60, 70, 1.0, 91), phi_zmatrix(70, 50, 1.0, 92), 2, {-0.75, 0.5},
              {0.25, -1.5}, 93);

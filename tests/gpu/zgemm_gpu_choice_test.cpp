@@ -113,7 +113,9 @@ TEST_F(ZgemmGpuChoice, SameSAndBitsAsTheHostChoice) {
       op_b = phi_zmatrix(c.k, c.n, c.phi, seed + 1);
     }
     zproblem p(c.ta, c.tb, op_a, op_b, 3, {-0.75, 0.5}, {0.25, -1.5}, seed + 2);
-    if (c.device_scalars) ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+    if (c.device_scalars) {
+      ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));
+    }
     const ozdgemm_options_t o = ozdgemm::test::zoptions(OZDGEMM_MODULI_CERTIFIED, c.fast);
     for (complex_form form : {complex_form::karatsuba, complex_form::four}) {
       ozdgemm::detail::set_complex_form_setting(form);
