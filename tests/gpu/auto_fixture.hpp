@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "core/gemm_problem.hpp"
 #include "core/moduli_choice.hpp"
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.h"
+#include "reference/auto_reference.hpp"
 #include "support/auto_inputs.hpp"
 #include "support/inputs.hpp"
 
@@ -118,5 +120,64 @@ struct certified_case {
   }
 };
 
+// One certified call of the identity tests (the count chosen on the host, auto_moduli_test.cpp,
+// and on the GPU, gpu_choice_test.cu): a case, the scaling and an entry of kTargets.
+struct certified_param {
+  certified_case cc;
+  bool fast;
+  int target;
+  std::string name() const {
+    return cc.c.name + "_" + std::to_string(cc.c.m) + "x" + std::to_string(cc.c.n) + "x" +
+           std::to_string(cc.c.k) + (fast ? "_fast_" : "_acc_") + kTargets[target].name;
+  }
+};
+
+// The issue's sets at 128 x 96 x 300 (seeds from sets_seed), both scalings, every target; then
+// anti-aligned inputs at phi 1, 2 and 4 (24 x 20 x 1024, seeds from anti_seed), both scalings,
+// the native target.
+inline std::vector<certified_param> certified_params(uint64_t sets_seed, uint64_t anti_seed) {
+  std::vector<certified_param> v;
+  for (const auto_case& c : issue_sets(128, 96, 300, sets_seed))
+    for (bool fast : {true, false})
+      for (int t = 0; t < 3; ++t) v.push_back({{c, false}, fast, t});
+  for (double phi : {1.0, 2.0, 4.0}) {
+    const auto_case c{"anti_phi" + std::to_string(static_cast<int>(phi)),
+                      auto_set::phi,
+                      phi,
+                      24,
+                      20,
+                      1024,
+                      anti_seed + static_cast<uint64_t>(phi)};
+    for (bool fast : {true, false}) v.push_back({{c, true}, fast, 0});
+  }
+  return v;
+}
+
+// A certified call on the host reference: its operands, C0 = phi(m, n, 1, seed + 9), the
+// reference's C = alpha A B + beta C0 and the reference's certified choice.
+struct certified_reference {
+  operand_pair in;
+  host_matrix c0, ref;
+  ozdgemm::detail::moduli_choice choice;
+};
+inline certified_reference host_certified(const certified_param& prm, double alpha, double beta) {
+  const auto_case& c = prm.cc.c;
+  certified_reference r{
+      prm.cc.inputs(), ozdgemm::test::phi_matrix(c.m, c.n, 1.0, c.seed + 9), {}, {}};
+  r.ref = r.c0;
+  const ozdgemm::detail::gemm_problem hp{
+      c.m,
+      c.n,
+      c.k,
+      ozdgemm::detail::operand_a(ozdgemm::detail::op_kind::n, r.in.a.ptr(), r.in.a.ld),
+      ozdgemm::detail::operand_b(ozdgemm::detail::op_kind::n, r.in.b.ptr(), r.in.b.ld),
+      r.ref.ptr(),
+      r.ref.ld};
+  const auto mode =
+      prm.fast ? ozdgemm::detail::scaling_mode::fast : ozdgemm::detail::scaling_mode::accurate;
+  r.choice =
+      ozdgemm::detail::reference_dgemm_auto(hp, alpha, beta, mode, kTargets[prm.target].host, true);
+  return r;
+}
 
 }  // namespace ozdgemm::test::choice

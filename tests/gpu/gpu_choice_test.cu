@@ -66,16 +66,6 @@ std::vector<double> native_without_workspace(device_problem& d, const host_matri
   return d.c.to_host();
 }
 
-struct choice_param {
-  certified_case cc;
-  bool fast;
-  int target;
-  std::string name() const {
-    return cc.c.name + "_" + std::to_string(cc.c.m) + "x" + std::to_string(cc.c.n) + "x" +
-           std::to_string(cc.c.k) + (fast ? "_fast_" : "_acc_") + kTargets[target].name;
-  }
-};
-
 // Every call chooses on the GPU (OZDGEMM_CHOICE=gpu, the default), whatever the environment.
 class GpuChoiceTest : public AutoGpuTest {
  protected:
@@ -89,29 +79,17 @@ class GpuChoiceTest : public AutoGpuTest {
   }
 };
 
-class GpuChoiceIdentity : public GpuChoiceTest, public ::testing::WithParamInterface<choice_param> {};
+class GpuChoiceIdentity : public GpuChoiceTest,
+                          public ::testing::WithParamInterface<certified_param> {};
 
 TEST_P(GpuChoiceIdentity, SameSAndSameBitsAsTheHostReference) {
-  const choice_param& prm = GetParam();
+  const certified_param& prm = GetParam();
   const auto_case& c = prm.cc.c;
-  const operand_pair in = prm.cc.inputs();
   const double alpha = -0.75, beta = 0.5;
-  host_matrix c0 = ozdgemm::test::phi_matrix(c.m, c.n, 1.0, c.seed + 9);
-  host_matrix ref = c0;
-  const ozdgemm::detail::gemm_problem hp{
-      c.m,
-      c.n,
-      c.k,
-      ozdgemm::detail::operand_a(ozdgemm::detail::op_kind::n, in.a.ptr(), in.a.ld),
-      ozdgemm::detail::operand_b(ozdgemm::detail::op_kind::n, in.b.ptr(), in.b.ld),
-      ref.ptr(),
-      ref.ld};
-  const auto mode =
-      prm.fast ? ozdgemm::detail::scaling_mode::fast : ozdgemm::detail::scaling_mode::accurate;
-  const ozdgemm::detail::moduli_choice hc =
-      ozdgemm::detail::reference_dgemm_auto(hp, alpha, beta, mode, kTargets[prm.target].host, true);
-
-  device_problem d(in, c0);
+  const certified_reference h = host_certified(prm, alpha, beta);
+  const ozdgemm::detail::moduli_choice& hc = h.choice;
+  const host_matrix& c0 = h.c0;
+  device_problem d(h.in, c0);
   const std::vector<unsigned long long> before = tally_now();
   ASSERT_EQ(ozdgemm_dgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &alpha, d.a.ptr, c.m,
                           d.b.ptr, c.k, &beta, d.c.ptr, c.m,
@@ -124,28 +102,21 @@ TEST_P(GpuChoiceIdentity, SameSAndSameBitsAsTheHostReference) {
   std::printf("[ gpu choice ] %s: s = %d (host %d)\n", prm.name().c_str(), s_gpu, hc.s);
   ASSERT_EQ(s_gpu, hc.s) << "host bound " << hc.predicted << " against " << hc.target;
   const std::vector<double> want =
-      hc.s == 0 ? native_without_workspace(d, c0, &alpha, &beta, false) : ref.data;
+      hc.s == 0 ? native_without_workspace(d, c0, &alpha, &beta, false) : h.ref.data;
   EXPECT_EQ(differing(got, want), 0u)
       << "elements differing from the " << (hc.s == 0 ? "native" : "reference") << " result";
 }
 
-std::vector<choice_param> choice_params() {
-  std::vector<choice_param> v;
-  for (const auto_case& c : issue_sets(128, 96, 300, 7001))
-    for (bool fast : {true, false})
-      for (int t = 0; t < 3; ++t) v.push_back({{c, false}, fast, t});
-  for (double phi : {1.0, 2.0, 4.0}) {
-    const auto_case c{"anti_phi" + std::to_string(static_cast<int>(phi)), auto_set::phi, phi, 24,
-                      20, 1024, 8001 + static_cast<uint64_t>(phi)};
-    for (bool fast : {true, false}) v.push_back({{c, true}, fast, 0});
-  }
-  // Two k-blocks (a fold inside each SWITCH body); several blocks of rows: row_blocks_test.cpp.
+// certified_params' cases, and two k-blocks (a fold inside each SWITCH body); several blocks of
+// rows: row_blocks_test.cpp.
+std::vector<certified_param> choice_params() {
+  std::vector<certified_param> v = certified_params(7001, 8001);
   v.push_back({{{"phi1_deep", auto_set::phi, 1.0, 32, 16, 140000, 9001}, false}, true, 0});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, GpuChoiceIdentity, ::testing::ValuesIn(choice_params()),
-                         [](const ::testing::TestParamInfo<choice_param>& i) {
+                         [](const ::testing::TestParamInfo<certified_param>& i) {
                            return i.param.name();
                          });
 
