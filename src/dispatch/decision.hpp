@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/moduli_choice.hpp"
-#include "dispatch/moduli_history.hpp"
+#include "engine/moduli_history.hpp"
 #include "dispatch/performance_model.hpp"
 #include "dispatch/settings.hpp"
 

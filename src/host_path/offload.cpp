@@ -49,7 +49,7 @@
 #include "dispatch/device_select.hpp"
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
-#include "dispatch/moduli_history.hpp"
+#include "engine/moduli_history.hpp"
 #include "dispatch/settings.hpp"
 #include "engine/run.hpp"
 #include "host_path/admission.hpp"

@@ -1,8 +1,8 @@
 // Auto mode prices a per-call choice at the counts it returned for the same shape
-// (dispatch/moduli_history.hpp, dispatch/decision.hpp): the history itself, and the decisions it
+// (engine/moduli_history.hpp, dispatch/decision.hpp): the history itself, and the decisions it
 // leads to with the H200's prior rates, on the shapes the fixed estimate got wrong
 // (bench/results/auto_mode/README.md: DGEMM 8192^3 and cublasZgemm3m 16384^3 kept native).
-#include "dispatch/moduli_history.hpp"
+#include "engine/moduli_history.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,6 +50,53 @@ TEST(ModuliHistory, ShapesFamiliesAndScalingsAreKeptApart) {
   EXPECT_EQ(h.lookup(history_key{4096, 4096, 2048, false, scaling_mode::fast}).shape.counts[16],
             1u);
   EXPECT_EQ(h.lookup(shape(4096)).shape.total, 1u);
+}
+
+// What an eager certified call launches before its certificate is known (engine/speculation.hpp):
+// nothing before the shape's first outcome (the host chooses), then the largest recent count; after
+// an outcome of no count, native, with every kProbeEvery-th call certifying its data beside it.
+TEST(ModuliHistory, SpeculatesTheLargestRecentCountAndProbesAfterNone) {
+  moduli_history h;
+  detail::speculation sp = h.speculate(shape(4096));
+  EXPECT_EQ(sp.launch, 0);
+  EXPECT_FALSE(sp.native);
+  EXPECT_EQ(h.shapes(), 0u) << "speculating stores nothing";
+  h.record(shape(4096), 15);
+  EXPECT_EQ(h.speculate(shape(4096)).launch, 15);
+  h.record(shape(4096), 17);
+  h.record(shape(4096), 14);
+  EXPECT_EQ(h.speculate(shape(4096)).launch, 17) << "the largest of the window, not the latest";
+  EXPECT_EQ(h.speculate(shape(4096, true)).launch, 0) << "complex calls have their own counts";
+  EXPECT_EQ(h.speculate(history_key{4096, 4096, 4096, false, scaling_mode::fast, 53}).launch, 0)
+      << "another accuracy target has its own counts";
+  for (int i = 0; i < moduli_history::kWindow; ++i) h.record(shape(4096), 14);
+  EXPECT_EQ(h.speculate(shape(4096)).launch, 14) << "older counts leave the window";
+  h.record(shape(4096), 0);
+  int probes = 0;
+  for (uint32_t i = 1; i <= 3 * moduli_history::kProbeEvery; ++i) {
+    sp = h.speculate(shape(4096));
+    EXPECT_EQ(sp.launch, 0);
+    EXPECT_TRUE(sp.native);
+    EXPECT_EQ(sp.probe, i % moduli_history::kProbeEvery == 0) << "call " << i;
+    probes += sp.probe;
+  }
+  EXPECT_EQ(probes, 3);
+  h.record(shape(4096), 16);  // a probe found a count again
+  sp = h.speculate(shape(4096));
+  EXPECT_FALSE(sp.native);
+  EXPECT_EQ(sp.launch, 16);
+}
+
+TEST(ModuliHistory, ComplexCallsAreKeptUnderTheirEmbedding) {
+  const history_key z = detail::key_of_call(1000, 300, 200, true, scaling_mode::fast, 0);
+  EXPECT_EQ(z.m, 1000);
+  EXPECT_EQ(z.n, 600);
+  EXPECT_EQ(z.k, 400);
+  EXPECT_TRUE(z.complex);
+  const history_key d = detail::key_of_call(1000, 300, 200, false, scaling_mode::fast, 0);
+  EXPECT_EQ(d.n, 300);
+  EXPECT_EQ(d.k, 200);
+  EXPECT_FALSE(d == z);
 }
 
 TEST(ModuliHistory, FamiliesCollectTheLatestOutcomesOfEveryShape) {

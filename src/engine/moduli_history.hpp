@@ -37,13 +37,38 @@ struct moduli_outlook {
 
 // One shape of one routine family: complex calls meet a tighter target than real ones
 // (core/complex_embedding.hpp), so their counts are kept apart.
+// target: the call's accuracy setting as ozdgemm_options_t::accuracy spells it (another target,
+// other counts).
 struct history_key {
   int64_t m, n, k;
   bool complex;
   scaling_mode mode;
+  int target = 0;
   bool operator==(const history_key& o) const {
-    return m == o.m && n == o.n && k == o.k && complex == o.complex && mode == o.mode;
+    return m == o.m && n == o.n && k == o.k && complex == o.complex && mode == o.mode &&
+           target == o.target;
   }
+};
+
+// The key of a call of op(A) m x k by op(B) k x n: a complex call is kept under its embedding's
+// real shape (m, 2n, 2k), the problem auto mode prices.
+inline history_key key_of_call(int64_t m, int64_t n, int64_t k, bool complex, scaling_mode mode,
+                               int target) {
+  return complex ? history_key{m, 2 * n, 2 * k, true, mode, target}
+                 : history_key{m, n, k, false, mode, target};
+}
+
+// What an eager certified call of a shape launches before its own certificate is known
+// (engine/speculation.hpp).
+struct speculation {
+  // > 0: the INT8 GEMMs of this count, the largest of the shape's recent counts; 0: the shape has
+  // no outcome yet, or its latest found no count (see native).
+  int launch = 0;
+  // The shape's latest outcome found no count: the call runs native, and every kProbeEvery-th
+  // such call also certifies its data on the GPU beside the native routine (probe), so that a
+  // shape whose data became easier is emulated again.
+  bool native = false;
+  bool probe = false;
 };
 
 class moduli_history {
@@ -60,6 +85,9 @@ class moduli_history {
   // One outcome of the shape's choice: s in [kMinModuli, kMaxModuli], or 0 when no s met the
   // target. Anything else (a count chosen on the GPU, which the host does not learn) is ignored.
   void record(const history_key& key, int s);
+  // What the shape's next eager certified call launches (struct speculation); counts the call.
+  speculation speculate(const history_key& key);
+  static constexpr uint32_t kProbeEvery = 8;
   size_t shapes();
 
  private:
@@ -67,7 +95,8 @@ class moduli_history {
     std::array<uint8_t, kWindow> last{};  // ring of outcomes
     uint32_t recorded = 0;                // outcomes ever recorded (the ring holds the latest)
     uint32_t decided_since = 0;
-    uint64_t used = 0;  // the clock_ of its latest lookup or record
+    uint32_t native_calls = 0;  // speculate() calls since the last outcome
+    uint64_t used = 0;          // the clock_ of its latest lookup or record
   };
   struct key_hash {
     size_t operator()(const history_key& k) const noexcept;

@@ -1,4 +1,4 @@
-#include "dispatch/moduli_history.hpp"
+#include "engine/moduli_history.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,8 @@ namespace ozdgemm::detail {
 size_t moduli_history::key_hash::operator()(const history_key& k) const noexcept {
   size_t h = std::hash<int64_t>{}(k.m);
   for (const int64_t v :
-       {k.n, k.k, static_cast<int64_t>(k.complex) * 2 + static_cast<int64_t>(k.mode)})
+       {k.n, k.k, static_cast<int64_t>(k.complex) * 2 + static_cast<int64_t>(k.mode),
+        static_cast<int64_t>(k.target)})
     h = h * 1000003u ^ std::hash<int64_t>{}(v);
   return h;
 }
@@ -64,9 +65,27 @@ void moduli_history::record(const history_key& key, int s) {
   e.last[e.recorded % kWindow] = static_cast<uint8_t>(s);
   ++e.recorded;
   e.decided_since = 0;
+  e.native_calls = 0;
   family_ring& f = families_[family_index(key)];
   f.last[f.recorded % kFamilyWindow] = static_cast<uint8_t>(s);
   ++f.recorded;
+}
+
+speculation moduli_history::speculate(const history_key& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  speculation sp;
+  const auto it = shapes_.find(key);
+  if (it == shapes_.end() || it->second.recorded == 0) return sp;
+  entry& e = it->second;
+  e.used = ++clock_;
+  const uint32_t held = std::min<uint32_t>(e.recorded, kWindow);
+  if (e.last[(e.recorded - 1) % kWindow] == 0) {
+    sp.native = true;
+    sp.probe = ++e.native_calls % kProbeEvery == 0;
+    return sp;
+  }
+  for (uint32_t i = 0; i < held; ++i) sp.launch = std::max<int>(sp.launch, e.last[i]);
+  return sp;
 }
 
 size_t moduli_history::shapes() {
