@@ -4,6 +4,7 @@
 #include "certify.cuh"
 #include "core/certified_bound.hpp"
 #include "core/moduli.hpp"
+#include "core/scaling_rules.hpp"
 #include "launch_common.cuh"
 #include "planes.cuh"
 #include "scan.cuh"
@@ -54,9 +55,32 @@ struct norm1_op {
   }
 };
 
+struct norm_pair_op {
+  struct acc_t {
+    unsigned long long q2, l1;
+  };
+  const int* emax_enc;
+  unsigned long long* sum_q2;
+  unsigned long long* norm_sum;
+  __device__ acc_t init() const { return {0, 0}; }
+  __device__ void add(acc_t& a, double x, int64_t v) const {
+    const int emax = decode_emax(emax_enc[v]);
+    a.q2 += norm_square_term(x, emax);
+    a.l1 += norm1_term(x, emax);
+  }
+  __device__ void merge(acc_t& a, const acc_t& b) const {
+    a.q2 += b.q2;
+    a.l1 += b.l1;
+  }
+  __device__ void commit(int64_t v, const acc_t& a) const {
+    if (a.q2 != 0) atomicAdd(sum_q2 + v, a.q2);
+    if (a.l1 != 0) atomicAdd(norm_sum + v, a.l1);
+  }
+};
+
 __global__ void band_drop_kernel(int64_t nvec, const int* emax_enc,
-                                  const unsigned long long* exp_sum, const unsigned int* nnz,
-                                  int* drop) {
+                                 const unsigned long long* exp_sum, const unsigned int* nnz,
+                                 int* drop) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < nvec)
     drop[v] = band_drop(decode_emax(emax_enc[v]), static_cast<long long>(exp_sum[v]), nnz[v]);
@@ -202,14 +226,24 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) r = part[threadIdx.x][w] > r ? part[threadIdx.x][w] : r;
     if (r > 0.0)  // the max is exact and order-free: the same bits as the host's
-      atomicMax(a.worst + threadIdx.x + kMinModuli, static_cast<unsigned long long>(double_bits(r)));
+      atomicMax(a.worst + threadIdx.x + kMinModuli,
+                static_cast<unsigned long long>(double_bits(r)));
   }
 }
+
+// The walk visits the columns in tiles of kWalkCols: their per-column data (largest exponent,
+// flags, band drop, norm, and the exponent of the slot open when the tile starts) are read once
+// per block into shared memory, and each thread's G values are loaded kWalkBatch at a time, so
+// that the loop is not a chain of dependent global loads.
+constexpr int kWalkCols = 32, kWalkBatch = 8;
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
   constexpr int kLastT = kSpan - 1;
   constexpr uint32_t kLast = kLastSlot;
   __shared__ uint32_t block_open;  // bit t: s = t + kMinModuli not settled yet (20: never)
+  __shared__ int col_emb[kWalkCols], col_drop[kWalkCols], col_expb[kWalkCols], tile_t;
+  __shared__ double col_nb[kWalkCols];
+  __shared__ bool col_live[kWalkCols];
   open_slots(a, &block_open);
   const certify_row row = row_of_thread(a);
   const double kd = static_cast<double>(a.k);
@@ -218,56 +252,86 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
   int pa_t = -1;
   double pa = 0.0;
   double passed = 0.0, last = 0.0;  // the largest ratio met, and the largest of s = 20 missed
-  for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
-    const int emb = decode_emax(a.emax_b[j]);
-    if (!row.live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
-    const double w = band_lower_bound(band_sum(a, j, row.ii), kCertBands, row.drop + a.drop_b[j]);
-    if (w == 0.0) {  // no lower bound: no s is certified
-      last = INFINITY;
-      atomicAnd(&block_open, kLast);
-      continue;
+  for (int64_t jt = static_cast<int64_t>(blockIdx.y) * kWalkCols; jt < a.n;
+       jt += static_cast<int64_t>(gridDim.y) * kWalkCols) {
+    __syncthreads();  // the previous tile is done with the shared columns
+    if (threadIdx.x == 0) tile_t = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
+    __syncthreads();
+    if (threadIdx.x < kWalkCols) {
+      const int q = threadIdx.x;
+      const int64_t j = jt + q;
+      const int emb = j < a.n ? decode_emax(a.emax_b[j]) : kZeroExponent;
+      const bool live = emb != kZeroExponent && a.flags_b[j] == 0;
+      col_live[q] = live;
+      col_emb[q] = emb;
+      col_drop[q] = live ? a.drop_b[j] : 0;
+      col_nb[q] = live ? norm_from_sum(a.norm_b[j]) : 0.0;
+      col_expb[q] = live ? a.exps_all_b[tile_t * a.n + j] : 0;
     }
-    const double inv_w = 1.0 / w;
-    const double nb = norm_from_sum(a.norm_b[j]);
-    auto ratio = [&](int t) {
-      if (t != pa_t) {
-        pa_t = t;
-        pa = pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
+    __syncthreads();
+    if (!row.live) continue;
+    const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
+    for (int q0 = 0; q0 < cols; q0 += kWalkBatch) {
+      unsigned long long gv[kWalkBatch];
+#pragma unroll
+      for (int u = 0; u < kWalkBatch; ++u)
+        gv[u] = q0 + u < cols && col_live[q0 + u] ? band_sum(a, jt + q0 + u, row.ii) : 0;
+#pragma unroll 1
+      for (int u = 0; u < kWalkBatch; ++u) {
+        const int q = q0 + u;
+        if (q >= cols || !col_live[q]) continue;
+        const int64_t j = jt + q;
+        const int emb = col_emb[q];
+        const double w = band_lower_bound(gv[u], kCertBands, row.drop + col_drop[q]);
+        if (w == 0.0) {  // no lower bound: no s is certified
+          last = INFINITY;
+          atomicAnd(&block_open, kLast);
+          continue;
+        }
+        const double inv_w = 1.0 / w;
+        const double nb = col_nb[q];
+        auto ratio = [&](int t) {
+          if (t != pa_t) {
+            pa_t = t;
+            pa = pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
+          }
+          const int eb = t == tile_t ? col_expb[q] : a.exps_all_b[t * a.n + j];
+          const double pb = pow2i(-(eb + emb) - shift(t));
+          return certified_ratio_from(row.norm, nb, kd, pa, pb, inv_w);
+        };
+        const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
+        const double r = ratio(lo);
+        if (r <= a.target) {
+          passed = r > passed ? r : passed;
+          continue;
+        }
+        if (lo == kLastT) {
+          last = r > last ? r : last;
+          continue;
+        }
+        // Missed at lo: the smallest slot in (lo, kLastT] this element meets, by bisection;
+        // `bad` stays a slot it misses, `good` one it meets (kSpan: none).
+        int bad = lo, good = kSpan;
+        double r_good = 0.0, r_bad = r;
+        while (good - bad > 1) {
+          const int mid = bad + (good - bad) / 2;
+          const double rm = ratio(mid);
+          if (rm <= a.target) {
+            good = mid;
+            r_good = rm;
+          } else {
+            bad = mid;
+            r_bad = rm;
+          }
+        }
+        if (good == kSpan) {  // missed even at s = 20: bad == kLastT, r_bad its ratio
+          last = r_bad > last ? r_bad : last;
+          atomicAnd(&block_open, kLast);
+        } else {
+          passed = r_good > passed ? r_good : passed;
+          atomicAnd(&block_open, ~((uint32_t{1} << good) - 1) | kLast);
+        }
       }
-      const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - shift(t));
-      return certified_ratio_from(row.norm, nb, kd, pa, pb, inv_w);
-    };
-    const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
-    const double r = ratio(lo);
-    if (r <= a.target) {
-      passed = r > passed ? r : passed;
-      continue;
-    }
-    if (lo == kLastT) {
-      last = r > last ? r : last;
-      continue;
-    }
-    // Missed at lo: the smallest slot in (lo, kLastT] this element meets, by bisection; `bad`
-    // stays a slot it misses, `good` one it meets (kSpan: none).
-    int bad = lo, good = kSpan;
-    double r_good = 0.0, r_bad = r;
-    while (good - bad > 1) {
-      const int mid = bad + (good - bad) / 2;
-      const double rm = ratio(mid);
-      if (rm <= a.target) {
-        good = mid;
-        r_good = rm;
-      } else {
-        bad = mid;
-        r_bad = rm;
-      }
-    }
-    if (good == kSpan) {  // missed even at s = 20: bad == kLastT, r_bad its ratio
-      last = r_bad > last ? r_bad : last;
-      atomicAnd(&block_open, kLast);
-    } else {
-      passed = r_good > passed ? r_good : passed;
-      atomicAnd(&block_open, ~((uint32_t{1} << good) - 1) | kLast);
     }
   }
   constexpr int kWarps = kCertifyThreads / 32;
@@ -318,6 +382,12 @@ void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned l
   launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm1_op{emax_enc, norm_sum}, stream);
 }
 
+void launch_norm_pair_scan(const operand_vectors& v, const int* emax_enc,
+                           unsigned long long* sum_q2, unsigned long long* norm_sum,
+                           cudaStream_t stream) {
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_pair_op{emax_enc, sum_q2, norm_sum}, stream);
+}
+
 void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,
                             cudaStream_t stream) {
   band_accumulate_kernel<<<grid_dim(count, 256, 8192), 256, 0, stream>>>(g, part, count, shift);
@@ -327,11 +397,12 @@ void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
   // About 1024 blocks: enough to fill the GPU, few enough that each thread covers several
   // columns and the commits stay few.
   const unsigned gx = grid_dim(a.rows, kCertifyThreads);
-  const dim3 grid(gx, grid_dim(a.n, 1, std::max<int64_t>(1, 1024 / gx)));
+  const int64_t gy = std::max<int64_t>(1, 1024 / gx);
   if (a.target == INFINITY)
-    certified_ratio_all_kernel<<<grid, kCertifyThreads, 0, stream>>>(a);
-  else
-    certified_walk_kernel<<<grid, kCertifyThreads, 0, stream>>>(a);
+    certified_ratio_all_kernel<<<dim3(gx, grid_dim(a.n, 1, gy)), kCertifyThreads, 0, stream>>>(a);
+  else  // whole tiles of columns per block
+    certified_walk_kernel<<<dim3(gx, grid_dim(a.n, kWalkCols, gy)), kCertifyThreads, 0, stream>>>(
+        a);
 }
 
 }  // namespace ozdgemm::detail

@@ -28,6 +28,13 @@ void launch_band_planes(const operand_vectors& v, const int* emax_enc, const int
 void launch_norm1_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* norm_sum,
                        cudaStream_t stream);
 
+// Fast scaling's norm scan and the l1 scan above in one pass over the operand: sum_q2[v] +=
+// norm_square_term, norm_sum[v] += norm1_term (both zeroed beforehand; the same sums as the two
+// scans, integer additions in any order).
+void launch_norm_pair_scan(const operand_vectors& v, const int* emax_enc,
+                           unsigned long long* sum_q2, unsigned long long* norm_sum,
+                           cudaStream_t stream);
+
 // g[e] += part[e] * 2^shift for e < count (part: INT32 sums of products of codes, >= 0).
 void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t count, int shift,
                             cudaStream_t stream);
@@ -46,9 +53,9 @@ struct certify_args {
   const unsigned long long* norm_b;
   const int* drop_a;  // launch_band_drops'
   const int* drop_b;
-  const int* exps_all_a;      // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
-  const int* exps_all_b;      // [(s - kMinModuli) n + j]
-  uint32_t nearest_mask;      // bit s set: the residues of s round to nearest
+  const int* exps_all_a;  // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
+  const int* exps_all_b;  // [(s - kMinModuli) n + j]
+  uint32_t nearest_mask;  // bit s set: the residues of s round to nearest
   // The chooser's target (choose_moduli's c.target, or +inf when it depends on the ratio of
   // s = 20): a slot of s < 20 whose ratio exceeded it holds some ratio above it, not the largest.
   double target;

@@ -1,5 +1,4 @@
 #include "choice.cuh"
-
 #include "core/count_search.hpp"
 #include "core/hd.hpp"
 #include "core/moduli.hpp"
@@ -9,10 +8,20 @@ namespace ozdgemm::detail {
 namespace {
 
 __global__ void choose_kernel(choose_args a) {
-  const count_search r = search_count(a.target, a.relative_to_max, a.native,
-                                      [&](int s) { return bits_double(a.worst[s]); });
-  *a.chosen = r.s;
-  if (a.tally != nullptr) atomicAdd(a.tally + r.s, 1ull);
+  const auto eps = [&](int s) { return bits_double(a.worst[s]); };
+  const count_search r = search_count(a.target, a.relative_to_max, a.native, eps);
+  // The launched count runs when it is certified itself (eps is non-increasing in s, so any count
+  // from r.s up is; the test does not rely on it).
+  const int runs = a.speculative == 0                          ? r.s
+                   : a.speculative < 0                         ? 0
+                   : r.s != 0 && eps(a.speculative) <= r.bound ? a.speculative
+                                                               : 0;
+  *a.chosen = runs;
+  if (a.tally != nullptr) atomicAdd(a.tally + runs, 1ull);
+  if (a.smallest != nullptr) {
+    *a.smallest = r.s;
+    __threadfence_system();
+  }
 }
 
 __global__ void select_exponents_kernel(const int* exps_all, int64_t nvec, const int* chosen,
@@ -42,7 +51,7 @@ void launch_choose(const choose_args& a, cudaStream_t stream) {
 void launch_select_exponents(const int* exps_all, int64_t nvec, const int* chosen, int* exp,
                              cudaStream_t stream) {
   select_exponents_kernel<<<grid_dim(nvec, 256, 1024), 256, 0, stream>>>(exps_all, nvec, chosen,
-                                                                        exp);
+                                                                         exp);
 }
 
 void launch_set_condition(cudaGraphConditionalHandle handle, const int* chosen,

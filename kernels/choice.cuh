@@ -12,13 +12,20 @@ namespace ozdgemm::detail {
 
 // s -> *chosen from the certified ratios `worst` ([kMaxModuli + 1] double bits, the ratio of s
 // at index s) by search_count (core/count_search.hpp) with the chooser's bounds. `tally`
-// (optional, [kMaxModuli + 1]): ++tally[s], the exit summary's histogram.
+// (optional, [kMaxModuli + 1]): ++tally[*chosen], the exit summary's histogram.
+// speculative > 0: the host has already launched the GEMMs of that count (engine/speculation.hpp);
+// *chosen is then that count when it meets the bound, else 0 (the fallback runs); < 0: *chosen is
+// 0 (the certificate alone, for the host to learn from). speculative <= kMaxModuli. smallest
+// (optional, may be mapped host memory): the smallest count that meets the bound (0: none), what
+// the host learns for the shape's next call; written with a system-wide fence.
 struct choose_args {
   const unsigned long long* worst;
   double target, native;
   bool relative_to_max;
   int* chosen;
   unsigned long long* tally;
+  int speculative = 0;
+  int* smallest = nullptr;
 };
 void launch_choose(const choose_args& a, cudaStream_t stream);
 

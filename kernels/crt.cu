@@ -105,7 +105,8 @@ __device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const 
 template <bool Karatsuba, int S>
 __global__ void __launch_bounds__(kCrtThreads)
     crt_kernel(gemm_problem p, crt_args args, modulus_table tb, scalar_arg alpha_arg,
-               scalar_arg beta_arg) {
+               scalar_arg beta_arg, const int* only_if) {
+  if (only_if != nullptr && *only_if != S) return;
   if constexpr (Karatsuba)
     crt_karatsuba_rows<S>(p, args, tb, alpha_arg, beta_arg);
   else
@@ -149,12 +150,12 @@ __global__ void __launch_bounds__(kCrtThreads)
 }
 
 using crt_launcher = void (*)(dim3, cudaStream_t, const gemm_problem&, const crt_args&,
-                              const modulus_table&, scalar_arg, scalar_arg);
+                              const modulus_table&, scalar_arg, scalar_arg, const int*);
 
 template <bool Karatsuba, int S>
 void launch_crt_s(dim3 grid, cudaStream_t stream, const gemm_problem& p, const crt_args& args,
-                  const modulus_table& tb, scalar_arg alpha, scalar_arg beta) {
-  crt_kernel<Karatsuba, S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta);
+                  const modulus_table& tb, scalar_arg alpha, scalar_arg beta, const int* only_if) {
+  crt_kernel<Karatsuba, S><<<grid, kCrtThreads, 0, stream>>>(p, args, tb, alpha, beta, only_if);
 }
 
 // Entry i launches the kernel for s = kMinModuli + i: only the counts a table can have.
@@ -197,10 +198,10 @@ dim3 crt_grid(const gemm_problem& p, const crt_args& args) {
 }  // namespace
 
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
-                scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
+                scalar_arg alpha, scalar_arg beta, cudaStream_t stream, const int* only_if) {
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
   const auto& launchers = args.prod3 != nullptr ? kCrtKaratsubaLaunchers : kCrtLaunchers;
-  launchers[tb.s - kMinModuli](crt_grid(p, args), stream, p, args, tb, alpha, beta);
+  launchers[tb.s - kMinModuli](crt_grid(p, args), stream, p, args, tb, alpha, beta, only_if);
 }
 
 cudaError_t upload_chosen_tables(cudaStream_t stream) {

@@ -30,8 +30,11 @@ struct crt_args {
   int64_t half_n = 0;  // n'
 };
 
+// only_if (optional, device memory): the kernel writes C only when *only_if == tb.s (a count
+// speculated by the host and checked on the GPU, engine/speculation.hpp); otherwise it returns.
 void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table& tb,
-                scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
+                scalar_arg alpha, scalar_arg beta, cudaStream_t stream,
+                const int* only_if = nullptr);
 
 // The same, in either form, for the moduli count chosen on the GPU (*chosen; 0 leaves C alone:
 // native DGEMM writes it), with the tables upload_chosen_tables put on the current device (before

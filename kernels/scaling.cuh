@@ -21,9 +21,11 @@ void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags
 
 // A complex call's B* (docs/complex.md, section 1): column n' + j holds column j's entries
 // permuted and negated, so its statistics are column j's. Copies entries [0, half) of each array
-// into [half, 2 half); sum_q2, exp_sum and nnz may be null (not kept by the call).
+// into [half, 2 half); sum_q2, exp_sum, nnz and norm1 (the certificate's l1 sums) may be null
+// (not kept by the call).
 void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned long long* sum_q2,
-                          unsigned long long* exp_sum, unsigned int* nnz, cudaStream_t stream);
+                          unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* norm1,
+                          cudaStream_t stream);
 
 // fast mode: sum_q2[v] += sum_l q_l^2 (zeroed beforehand), then exps[v].
 void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,

@@ -56,6 +56,8 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.int8_gemm = int8_gemm_backend::setting;
   call.choose_on_gpu = choose_on_gpu;
   call.gate = gate;
+  const history_key shape = key_of_call(m, n, k, false, call.mode, options.accuracy);
+  call.shape = &shape;
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
   size_t ws_bytes = 0;

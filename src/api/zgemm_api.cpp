@@ -80,6 +80,8 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.real.int8_gemm = int8_gemm_backend::setting;
   call.real.gate = gate;
   call.real.choose_on_gpu = choose_on_gpu;
+  const history_key shape = key_of_call(m, n, k, true, call.real.mode, options.accuracy);
+  call.real.shape = &shape;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
   size_t ws_bytes = 0;
   if (k > 0 && !size_complex_workspace(&call, &ws_bytes))

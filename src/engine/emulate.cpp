@@ -28,6 +28,8 @@
 #include "crt.cuh"
 #include "engine/gpu_choice.hpp"
 #include "engine/int8_gemm.hpp"
+#include "engine/speculation.hpp"
+#include "fallback_gemm.cuh"
 #include "karatsuba.cuh"
 #include "residues.cuh"
 #include "scaling.cuh"
@@ -54,8 +56,7 @@ class carver {
   T* take(int64_t count) {
     size_t bytes = 0, aligned = 0, end = 0;
     if (!checked_add(offset_, size_t{255}, &aligned) || !checked_bytes(count, sizeof(T), &bytes) ||
-        !checked_add(aligned / 256 * 256, bytes, &end) ||
-        end > static_cast<size_t>(PTRDIFF_MAX)) {
+        !checked_add(aligned / 256 * 256, bytes, &end) || end > static_cast<size_t>(PTRDIFF_MAX)) {
       ok_ = false;
       return nullptr;
     }
@@ -85,7 +86,7 @@ struct layout {
   // (device_gemm::reuse_a). Each side's scan outputs are zeroed by one memset per call.
   int* emax_a;
   uint32_t* flags_a;
-  unsigned long long* sum_q2_a;  // fast
+  unsigned long long* sum_q2_a;   // fast
   unsigned long long* exp_sum_a;  // auto only (null otherwise), likewise below
   unsigned int* nnz_a;
   unsigned long long* norm_a;  // certified only (null otherwise), likewise below
@@ -117,13 +118,13 @@ struct layout {
   int32_t* bound_u;
   int32_t* prod;  // [s][n_pad][rows of one block]
   size_t shared_bytes;
-  int8_t* res_b;  // [s][n_pad][k_pad]
+  int8_t* res_b;                  // [s][n_pad][k_pad]
   int64_t row_block, row_blocks;  // rows of C per block of steps 3-4, and their number
-  long long* col_max;  // auto, accurate: [n]
-  int* head_all;       // auto, accurate: [19][n]
-  int* exps_all_a;     // certified: [19][m], [19][n] (the exponents of every s)
+  long long* col_max;             // auto, accurate: [n]
+  int* head_all;                  // auto, accurate: [19][n]
+  int* exps_all_a;                // certified: [19][m], [19][n] (the exponents of every s)
   int* exps_all_b;
-  int* drop_a;         // certified: [m], [n], the band drops
+  int* drop_a;  // certified: [m], [n], the band drops
   int* drop_b;
   int* chosen;                 // certified: the count chosen on the GPU (engine/gpu_choice.hpp)
   unsigned long long* cert_g;  // certified: [n_pad][row_block], G of one block of rows
@@ -134,7 +135,7 @@ struct layout {
   int8_t* sum_a;
   int32_t* prod3;
   size_t prod3_bytes;
-  char* lt_ws;         // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
+  char* lt_ws;  // the lt INT8 GEMM backend's workspace (null, 0 bytes for cublas)
   size_t lt_ws_bytes;
   size_t total_bytes;
   bool fits;  // false: some size overflowed; nothing above may be used
@@ -291,11 +292,21 @@ layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mo
     return make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rows, halves);
   const layout whole = make_layout(base, m, n, k, s, mode, automatic, certified, gemm, 0, halves);
   if (!whole.fits || whole.m_pad == 0 || whole.n_pad == 0) return whole;  // no products
-  const int64_t rule = rule_row_block(whole, m, n, k, s, halves);
+  // The rule sees the arrays of the count, not the certificate's (which scale with the block):
+  // a certified call's products get the row blocks of a fixed count's, and its INT8 GEMMs their
+  // speed (8 blocks instead of 4 at 8192^3 made them 14% slower on the H200).
+  const int64_t rule = rule_row_block(
+      certified ? make_layout(nullptr, m, n, k, s, mode, automatic, false, gemm, 0, halves) : whole,
+      m, n, k, s, halves);
   return rule >= whole.m_pad
              ? whole
              : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule, halves);
 }
+
+// The planes of a speculated count's layout (enqueue_speculative): its s residue planes, and
+// one more for the certificate's band codes where they are written with the residues (not in the
+// Karatsuba form).
+int speculative_layout_count(int s, bool karatsuba) { return karatsuba ? s : s + 1; }
 
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/probes/README.md): one
 // strided-batched call is faster while one product is too small to fill the GPU (n = 2048: 0.86
@@ -334,16 +345,20 @@ operand_vectors residue_vectors_b(const device_gemm& call, const layout& L) {
 }
 
 // One operand's scaling statistics: exponent extremes and non-finite flags, with a per-call
-// choice's sums (`stats`), and fast mode's norms.
+// choice's sums (`stats`), and fast mode's norms; with norm1 (a certified call, fast scaling) the
+// certificate's l1 norms in the same pass as fast mode's norms.
 void scan_operand(const operand_vectors& v, bool stats, bool fast, int* emax, uint32_t* flags,
                   unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* sum_q2,
-                  cudaStream_t st) {
+                  unsigned long long* norm1, cudaStream_t st) {
   if (stats)
     launch_vector_scan_stats(v, emax, flags, exp_sum, nnz, st);
   else
     launch_vector_scan(v, emax, flags, st);
   OZDGEMM_CHECK_LAUNCH();
-  if (fast) launch_norm_scan(v, emax, sum_q2, st);
+  if (fast && norm1 != nullptr)
+    launch_norm_pair_scan(v, emax, sum_q2, norm1, st);
+  else if (fast)
+    launch_norm_scan(v, emax, sum_q2, st);
   OZDGEMM_CHECK_LAUNCH();
 }
 
@@ -495,28 +510,43 @@ void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_targe
 // the worst certified ratio of every s
 // (core/certified_bound.hpp). The band planes use residue planes 1..kCertBands, which hold
 // nothing yet (plane 0 may hold accurate mode's bound plane); the residues overwrite them.
-void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                       const int8_t* written_bands_a = nullptr,
+                       const int8_t* written_bands_b = nullptr) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
-  int8_t* bands_a = L.res_a + a_plane;
-  int8_t* bands_b = L.res_b + b_plane;
-  launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
-  launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
-  launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, bands_a, st);
-  launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, bands_b, st);
-  launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
-  launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
+  const int8_t* bands_a = written_bands_a != nullptr ? written_bands_a : L.res_a + a_plane;
+  const int8_t* bands_b = written_bands_b != nullptr ? written_bands_b : L.res_b + b_plane;
+  if (written_bands_a == nullptr) {
+    launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
+    launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+    launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, L.res_a + a_plane, st);
+    launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, L.res_b + b_plane, st);
+  }
+  if (call.mode != scaling_mode::fast) {  // fast: scanned with the norms (scan_operand)
+    launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
+    launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
+  }
   OZDGEMM_CHECK_LAUNCH();
   // The `max` target is only known once the ratio of s = 20 is (choose_moduli).
   const double threshold = call.target.kind == accuracy_kind::max
                                ? std::numeric_limits<double>::infinity()
                                : target_bound(call.target, p.k);
   const uint32_t nearest_mask = nearest_mask_for(p.k);
-  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const auto [i0, rows] = block_rows(L, rb);
-    // One band and one k-block: G is the band GEMM's INT32 sums, read as they are.
-    const bool single = kCertBands == 1 && L.nblk == 1;
+  // One band and one k-block: G is the band GEMM's INT32 sums, read as they are.
+  const bool single = kCertBands == 1 && L.nblk == 1;
+  // All rows at once where G of the whole of C fits in the products' bytes, which hold nothing
+  // yet (fast scaling: accurate scaling's U shares them and is read again later): one band GEMM
+  // and one ratio pass instead of one per block of rows (a GEMM of a quarter of the rows ran at
+  // half the rate of the batched modulus GEMMs on the H200 at 4096^3).
+  const bool whole =
+      single && call.mode == scaling_mode::fast && L.row_blocks > 1 &&
+      static_cast<size_t>(L.m_pad) * static_cast<size_t>(L.n_pad) * 4 <= L.shared_bytes;
+  const int64_t blocks = whole ? 1 : L.row_blocks;
+  int32_t* part = whole ? L.prod : L.cert_part;
+  for (int64_t rb = 0; rb < blocks; ++rb) {
+    const auto [i0, rows] = whole ? row_span{0, L.m_pad} : block_rows(L, rb);
     if (!single)
       OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
     for (int d = 0; d < kCertBands; ++d)
@@ -525,15 +555,15 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
           const int64_t k0 = blk * kKBlock;
           const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
           int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
-                    a_plane, bands_b + (d - q) * b_plane, L.cert_part, 1, false);
+                    a_plane, bands_b + (d - q) * b_plane, part, 1, false);
           if (!single)
-            launch_band_accumulate(L.cert_g, L.cert_part, rows * L.n_pad,
-                                   kBandBits * (kCertBands - 1 - d), st);
+            launch_band_accumulate(L.cert_g, part, rows * L.n_pad, kBandBits * (kCertBands - 1 - d),
+                                   st);
           OZDGEMM_CHECK_LAUNCH();
         }
     certify_args ca{};
     ca.g = single ? nullptr : L.cert_g;
-    ca.g32 = single ? L.cert_part : nullptr;
+    ca.g32 = single ? part : nullptr;
     ca.i0 = i0;
     ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
     ca.ld = rows;
@@ -588,8 +618,8 @@ bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, vo
     copy = own.copy;
   }
   OZDGEMM_CUDA_TRY(cudaEventRecord(ready, call.stream));
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(kChoiceWaitSeconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kChoiceWaitSeconds);
   for (int polls = 0;; ++polls) {
     const cudaError_t q = cudaEventQuery(ready);
     if (q == cudaSuccess) break;
@@ -612,7 +642,9 @@ bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, vo
 // depends on the answer), then the host's chooser.
 // The statistics the choice reads: the worst ratios of every s (certified: also the certified
 // bound over C, into the third row of L.worst).
-void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+// certify = false: the worst ratios only (the caller certifies, enqueue_speculative).
+void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                          bool certify = true) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   const bool certified = call.moduli.is_certified();
@@ -647,7 +679,19 @@ void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_g
     launch_accurate_ratios(a, b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
-  if (certified) certify_on_device(call, L, g);
+  if (certified && certify) certify_on_device(call, L, g);
+}
+
+// The chooser kernel's arguments for a certified call (kernels/choice.cuh), its count into
+// L.chosen; no tally, no speculation, no outcome slot.
+choose_args certified_choose_args(const device_gemm& call, const layout& L) {
+  choose_args ca{};
+  ca.worst = L.worst + 2 * (kMaxModuli + 1);
+  ca.relative_to_max = call.target.kind == accuracy_kind::max;
+  ca.target = target_bound(call.target, call.p.k);
+  ca.native = target_bound(accuracy_target{}, call.p.k);
+  ca.chosen = L.chosen;
+  return ca;
 }
 
 moduli_choice choose_on_device(const device_gemm& call, const layout& L,
@@ -655,12 +699,23 @@ moduli_choice choose_on_device(const device_gemm& call, const layout& L,
   const gemm_problem& p = call.p;
   const bool certified = call.moduli.is_certified();
   launch_choice_inputs(call, L, g);
+  if (certified && call.outcome != nullptr) {
+    // The certified count also goes to the call's outcome slot (engine/speculation.hpp), before
+    // the wait: a call that waits out still teaches the shape's history once its work is done.
+    choose_args ca = certified_choose_args(call, L);
+    ca.speculative = -1;
+    ca.smallest = call.outcome;
+    launch_choose(ca, call.stream);
+    OZDGEMM_CHECK_LAUNCH();
+    commit_outcome(call.outcome, call.stream);
+  }
   unsigned long long host[3][kMaxModuli + 1] = {};
   if (!fetch_when_ready(call, L.worst, (certified ? 3 : 2) * sizeof host[0], host)) {
     moduli_choice c;
     c.waited_out = true;
     char why[96];
-    std::snprintf(why, sizeof why, "the stream had not reached the choice after %g s", kChoiceWaitSeconds);
+    std::snprintf(why, sizeof why, "the stream had not reached the choice after %g s",
+                  kChoiceWaitSeconds);
     c.why = why;
     return c;
   }
@@ -770,10 +825,9 @@ gpu_choice_graphs::body_work native_body(const device_gemm& call, const int8_gem
     const bool dev = call.alpha.dev != nullptr;
     OZDGEMM_CUBLAS_TRY(cublas_set_pointer_mode(
         g.handle, dev ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
-    const cublasStatus_t e = cublas_dgemm_64(g.handle, ta, tb, p.m, p.n, p.k,
-                                             dev ? call.alpha.dev : &call.alpha.host, p.a.ptr,
-                                             p.a.ld, p.b.ptr, p.b.ld,
-                                             dev ? call.beta.dev : &call.beta.host, p.c, p.ldc);
+    const cublasStatus_t e = cublas_dgemm_64(
+        g.handle, ta, tb, p.m, p.n, p.k, dev ? call.alpha.dev : &call.alpha.host, p.a.ptr, p.a.ld,
+        p.b.ptr, p.b.ld, dev ? call.beta.dev : &call.beta.host, p.c, p.ldc);
     (void)cublas_set_pointer_mode(g.handle, CUBLAS_POINTER_MODE_HOST);
     OZDGEMM_CUBLAS_TRY(e);
   };
@@ -813,12 +867,7 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   stage_events* ev = call.events;
   gpu_choice_graphs& graphs = *call.graphs;
   launch_choice_inputs(call, L, g);
-  choose_args ca{};
-  ca.worst = L.worst + 2 * (kMaxModuli + 1);
-  ca.relative_to_max = call.target.kind == accuracy_kind::max;
-  ca.target = target_bound(call.target, p.k);
-  ca.native = target_bound(accuracy_target{}, p.k);
-  ca.chosen = L.chosen;
+  choose_args ca = certified_choose_args(call, L);
   ca.tally = graphs.tally_device();
   launch_choose(ca, st);
   launch_select_exponents(L.exps_all_a, p.m, L.chosen, L.exp_a, st);
@@ -847,6 +896,88 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
     if (block_events) record(ev->crt_done[rb], st);
   }
   graphs.enqueue_native_if(st, g.handle, L.chosen, plan.native_key, native_body(call, g, plan));
+  if (ev != nullptr) record(ev->finished, st);
+  return kChosenOnGpu;
+}
+
+// The rest of a certified eager call whose count the host speculated (engine/speculation.hpp),
+// after the scaling statistics: the choice's inputs, the chooser kernel (it keeps the launched
+// count when that count is certified for this data, else 0, and writes the smallest certified
+// count to call.outcome), the exponents and residues of the kept count, the INT8 GEMMs of the
+// launched count (launched whatever the GPU decides: the host cannot skip them), the CRT that
+// runs when the count was kept, and the FP64 fallback that runs when it was not. certify_only: the
+// chooser alone (the caller runs native). Nothing waits for the host.
+int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                        const operand_vectors& va, moduli_choice* choice) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  stage_events* ev = call.events;
+  const int s = call.speculative;  // 0 with certify_only
+  const modulus_table* tb = s >= kMinModuli ? &moduli_for(s) : nullptr;
+  const bool nearest = tb != nullptr && rounds_to_nearest(*tb, p.k);
+  const int64_t slot = s - kMinModuli;
+  // The residues of the launched count, from its exponents among every count's (what the
+  // certificate reads), are written whatever the GPU decides, like the GEMMs that read them.
+  // Where each vector's whole k is written (not the Karatsuba form), the certificate's band
+  // codes come in the same pass, as plane s (speculative_layout_count).
+  const bool fused = tb != nullptr && !call.karatsuba.on();
+  if (fused) {
+    launch_choice_inputs(call, L, g, false);
+    launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
+    launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+    launch_residues_and_bands(va, L.exps_all_a + slot * p.m, L.emax_a, L.drop_a, *tb, nearest,
+                              L.res_a, st);
+    launch_residues_and_bands(vectors_b(call, L), L.exps_all_b + slot * p.n, L.emax_b, L.drop_b,
+                              *tb, nearest, L.res_b, st);
+    OZDGEMM_CHECK_LAUNCH();
+    certify_on_device(call, L, g, L.res_a + s * L.m_pad * L.k_pad, L.res_b + s * L.n_pad * L.k_pad);
+  } else {
+    launch_choice_inputs(call, L, g);
+  }
+  choose_args ca = certified_choose_args(call, L);
+  ca.tally = call.certify_only ? nullptr : call.graphs->tally_device();
+  ca.speculative = call.certify_only ? -1 : s;  // certify_only: none kept
+  ca.smallest = call.outcome;
+  launch_choose(ca, st);
+  OZDGEMM_CHECK_LAUNCH();
+  commit_outcome(call.outcome, st);
+  if (choice != nullptr) *choice = moduli_choice{};
+  if (call.certify_only) {
+    if (choice != nullptr)
+      choice->why =
+          "the shape's latest certified count was none; this call's data was certified "
+          "on the GPU beside the native routine";
+    return 0;
+  }
+  if (choice != nullptr) {
+    choice->s = kChosenOnGpu;
+    choice->why = "certified on the GPU; s=" + std::to_string(s) + " launched";
+  }
+  if (!fused) {
+    launch_residues(va, L.exps_all_a + slot * p.m, *tb, nearest, L.res_a, st);
+    launch_residues(residue_vectors_b(call, L), L.exps_all_b + slot * p.n, *tb, nearest, L.res_b,
+                    st);
+    OZDGEMM_CHECK_LAUNCH();
+    if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
+  }
+  if (ev != nullptr) record(ev->prepared, st);
+  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
+  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const auto [i0, rows] = block_rows(L, rb);
+    block_gemms(call, L, g, *tb, i0, rows);
+    if (block_events) record(ev->gemm_done[rb], st);
+    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
+    const gemm_problem pb = block_problem(p, i0, rows);
+    crt_args args = crt_args_for(call, L, pb, i0, rows);
+    args.exp_a = L.exps_all_a + slot * p.m + i0;  // the exponents the residues were written with
+    args.exp_b = L.exps_all_b + slot * p.n;
+    launch_crt(pb, args, *tb, call.alpha, call.beta, st, L.chosen);
+    OZDGEMM_CHECK_LAUNCH();
+    if (block_events) record(ev->crt_done[rb], st);
+  }
+  launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st);
+  OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
   return kChosenOnGpu;
 }
@@ -890,11 +1021,22 @@ bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting m
   if (halves.on() &&
       (2 * halves.k != k || 2 * halves.n != n || halves.k % kPad != 0 || halves.n % kPad != 0))
     return false;  // not the halves of an embedding
-  const layout L =
-      layout_for(nullptr, m, n, k, moduli.layout_count(), mode, moduli.chooses_per_call(),
-                 moduli.is_certified(), resolve_int8_gemm(gemm), row_block, halves);
-  if (!L.fits) return false;
-  *bytes = L.total_bytes;
+  const int8_gemm_backend backend = resolve_int8_gemm(gemm);
+  auto bytes_of = [&](int s, size_t* out) {
+    const layout L = layout_for(nullptr, m, n, k, s, mode, moduli.chooses_per_call(),
+                                moduli.is_certified(), backend, row_block, halves);
+    *out = L.total_bytes;
+    return L.fits;
+  };
+  if (!bytes_of(moduli.layout_count(), bytes)) return false;
+  // A certified call may run the layout of a speculated count (enqueue_speculative), whose row
+  // blocks can hold more products than kMaxModuli's.
+  if (moduli.is_certified())
+    for (int s = kMinModuli; s <= kMaxModuli; ++s) {
+      size_t b = 0;
+      if (!bytes_of(speculative_layout_count(s, halves.on()), &b)) return false;
+      *bytes = b > *bytes ? b : *bytes;
+    }
   return true;
 }
 
@@ -919,14 +1061,22 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   // plane t at t times the plane size), and the table of the chosen s once it is known.
   const modulus_table* tb = automatic ? nullptr : &moduli_for(call.moduli.count());
   const int8_gemm_backend gemm = resolve_int8_gemm(call.int8_gemm);
-  const layout L = layout_for(workspace, p.m, p.n, p.k, call.moduli.layout_count(), call.mode,
-                              automatic, certified, gemm, call.row_block, call.karatsuba);
+  // A speculated count is checked on the GPU with no graphs (engine/speculation.hpp); its layout
+  // is that count's (the products' row blocks as a fixed count's), within the workspace sized
+  // for kMaxModuli. Otherwise the count is chosen on the GPU when its graphs can be had (prepared
+  // before anything is enqueued), else on the host, as the certified count is without graphs.
+  const bool speculative =
+      certified && call.graphs != nullptr && (call.speculative > 0 || call.certify_only);
+  if (speculative && call.speculative > kMaxModuli)
+    throw std::invalid_argument("speculative moduli count above kMaxModuli");
+  const int layout_s =
+      speculative && call.speculative >= kMinModuli ? call.speculative : call.moduli.layout_count();
+  const layout L = layout_for(workspace, p.m, p.n, p.k, layout_s, call.mode, automatic, certified,
+                              gemm, call.row_block, call.karatsuba);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
-  // Chosen on the GPU when its graphs can be had (prepared before anything is enqueued), else on
-  // the host, as the certified count is without graphs.
-  bool on_gpu = certified && call.graphs != nullptr;
+  bool on_gpu = certified && call.graphs != nullptr && !speculative;
   gpu_plan plan;
   if (on_gpu) {
     plan = plan_gpu_choice(call, L, g);
@@ -943,8 +1093,9 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (automatic && !on_gpu && stream_capturing(call.stream)) {
     if (choice != nullptr) {
       *choice = moduli_choice{};
-      choice->why = "automatic moduli count needs a host synchronisation; the stream is being "
-                    "captured into a CUDA graph";
+      choice->why =
+          "automatic moduli count needs a host synchronisation; the stream is being "
+          "captured into a CUDA graph";
     }
     return 0;
   }
@@ -959,13 +1110,17 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
 
   // 1. Scaling: the statistics of A (unless reused) and B, then fixed fast mode's exponents.
   const operand_vectors va = vectors_a(call, L), vb = vectors_b(call, L);
+  // A certified call with fast scaling scans its l1 norms with the norms (certify_on_device).
+  const bool norm1_in_scan = certified && fast;
   if (prepare_a)
-    scan_operand(va, automatic, fast, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, L.sum_q2_a, st);
+    scan_operand(va, automatic, fast, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, L.sum_q2_a,
+                 norm1_in_scan ? L.norm_a : nullptr, st);
   scan_operand(scanned_vectors_b(call, L), automatic, fast, L.emax_b, L.flags_b, L.exp_sum_b,
-               L.nnz_b, L.sum_q2_b, st);
+               L.nnz_b, L.sum_q2_b, norm1_in_scan ? L.norm_b : nullptr, st);
   if (call.mirrored_b > 0) {
     launch_mirror_halves(call.mirrored_b, L.emax_b, L.flags_b, fast ? L.sum_q2_b : nullptr,
-                         automatic ? L.exp_sum_b : nullptr, automatic ? L.nnz_b : nullptr, st);
+                         automatic ? L.exp_sum_b : nullptr, automatic ? L.nnz_b : nullptr,
+                         norm1_in_scan ? L.norm_b : nullptr, st);
     OZDGEMM_CHECK_LAUNCH();
   }
   if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected
@@ -990,6 +1145,7 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     }
   }
 
+  if (speculative) return enqueue_speculative(call, L, g, va, choice);
   if (on_gpu) {  // after the scaling statistics
     if (choice != nullptr) {
       *choice = moduli_choice{};

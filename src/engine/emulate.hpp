@@ -21,6 +21,7 @@
 #include "core/scalar.hpp"
 #include "core/scaling_rules.hpp"
 #include "engine/int8_gemm.hpp"
+#include "engine/moduli_history.hpp"
 
 namespace ozdgemm::detail {
 
@@ -63,9 +64,9 @@ int64_t row_block_from_env_value(const char* value) noexcept;
 // exponents, residues, GEMMs and CRT for that s. A fixed s never synchronises. This choice is
 // not possible under stream capture (no synchronisation there): the call then chooses nothing
 // (s = 0) and says why. The certified count can instead be chosen on the GPU (choose_on_gpu,
-// engine/gpu_choice.hpp), with no synchronisation and under capture too. Certified: |C - AB| <= target |A||B| + u |C| element by element for
-// every input (docs/accuracy.md), at the price of 6 INT8 GEMMs of depth k and, per block of
-// rows, an m x n pass.
+// engine/gpu_choice.hpp), with no synchronisation and under capture too. Certified: |C - AB| <=
+// target |A||B| + u |C| element by element for every input (docs/accuracy.md), at the price of 6
+// INT8 GEMMs of depth k and, per block of rows, an m x n pass.
 
 struct device_gemm {
   gemm_problem p;  // device pointers; m, n, k > 0
@@ -106,14 +107,26 @@ struct device_gemm {
   // j's entries permuted and negated. B's per-column statistics are then scanned over its first
   // n' columns and copied to the others (the same values: the same bits). 0: a real call.
   int64_t mirrored_b = 0;
-  // Asked once a per-call choice made on the host has returned s: a count it declines runs no
-  // emulation (nothing touches C; moduli_choice::gated). Null: every count runs.
+  // Asked once a per-call choice made on the host has returned s, or before a speculative count
+  // is launched: a count it declines runs no emulation (nothing touches C;
+  // moduli_choice::gated). Null: every count runs.
   const moduli_gate* gate = nullptr;
+  // The call's shape in the history of certified counts (engine/moduli_history.hpp): what a
+  // choice on the host returns is recorded there, and an eager certified call that may choose on
+  // the GPU launches the count it speculates (engine/speculation.hpp). Null: neither.
+  const history_key* shape = nullptr;
+  // Set by run.cpp for a count chosen on the GPU with no wait (engine/speculation.hpp): the count
+  // whose GEMMs are launched (the CRT runs when the GPU certifies it, the FP64 fallback
+  // otherwise), or, with certify_only, none (the certificate alone; the caller runs native); and
+  // the slot the smallest certified count is written to (may be null).
+  int speculative = 0;
+  bool certify_only = false;
+  int* outcome = nullptr;
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does
 // not know s (the tally of engine/gpu_choice.hpp counts it), and C is written either way, by
-// the emulation or by native DGEMM.
+// the emulation or by native DGEMM (graphs) or the FP64 fallback (speculative count).
 inline constexpr int kChosenOnGpu = -1;
 
 // How long a per-call choice waits for the stream to reach it. Longer means the stream is held

@@ -82,8 +82,8 @@ void gpu_choice_graphs::add_conditional(cudaStream_t capturing, cublasHandle_t h
   OZDGEMM_CUDA_TRY(cudaStreamGetCaptureInfo(capturing, &status, nullptr, &graph));
   cudaGraphConditionalHandle cond = 0;
   OZDGEMM_CUDA_TRY(cudaGraphConditionalHandleCreate(&cond, graph, 0, cudaGraphCondAssignDefault));
-  launch_set_condition(cond, chosen, count_switch ? chosen_condition::count : chosen_condition::native,
-                       capturing);
+  launch_set_condition(
+      cond, chosen, count_switch ? chosen_condition::count : chosen_condition::native, capturing);
   OZDGEMM_CHECK_LAUNCH();
   const cudaGraphNode_t* deps = nullptr;
   size_t ndeps = 0;
@@ -191,12 +191,14 @@ bool gpu_choice_graphs::ready_native_if(cudaStream_t stream, cublasHandle_t hand
   try {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
     cudaGraph_t graph = capture([&](cudaStream_t build) {
-      add_conditional(build, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
+      add_conditional(
+          build, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
     });
     // Same topology, other arguments: update the executable graph in place (a launch in flight
     // keeps the old parameters); otherwise a new one (the old one is freed once it completes).
     cudaGraphExecUpdateResultInfo info{};
-    if (native_graph_ != nullptr && cudaGraphExecUpdate(native_graph_, graph, &info) == cudaSuccess) {
+    if (native_graph_ != nullptr &&
+        cudaGraphExecUpdate(native_graph_, graph, &info) == cudaSuccess) {
       (void)cudaGraphDestroy(graph);
     } else {
       (void)cudaGetLastError();
@@ -218,7 +220,8 @@ void gpu_choice_graphs::enqueue_native_if(cudaStream_t stream, cublasHandle_t ha
                                           const body_work& native) {
   if (stream_capturing(stream)) {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
-    add_conditional(stream, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
+    add_conditional(
+        stream, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
     return;
   }
   if (key != native_key_) throw std::logic_error("native graph not prepared for this call");
@@ -230,28 +233,32 @@ void add_released_tallies(unsigned long long (&out)[kMaxModuli + 1]) {
 }
 
 namespace {
-// -1: not overridden; 0 / 1: set_gpu_choice_everywhere's value.
+// -1: not overridden; else an eager_choice_kind.
 std::atomic<int> gpu_choice_override{-1};
 }  // namespace
 
-bool gpu_choice_from_env_value(const char* value) noexcept {
-  if (value == nullptr || std::strcmp(value, "host") == 0) return false;
-  if (std::strcmp(value, "gpu") == 0) return true;
+eager_choice_kind eager_choice_from_env_value(const char* value) noexcept {
+  if (value == nullptr || std::strcmp(value, "gpu") == 0) return eager_choice_kind::speculate;
+  if (std::strcmp(value, "host") == 0) return eager_choice_kind::host;
   try {
-    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected gpu|host); using host", value);
+    logger().warn("OZDGEMM_CHOICE='{}' is invalid (expected gpu|host); using gpu", value);
   } catch (...) {
   }
-  return false;
+  return eager_choice_kind::speculate;
 }
 
-bool gpu_choice_everywhere() noexcept {
+eager_choice_kind eager_choice() noexcept {
   const int forced = gpu_choice_override.load();
-  if (forced >= 0) return forced == 1;
-  static const bool from_env = gpu_choice_from_env_value(setting_env("OZDGEMM_CHOICE"));
+  if (forced >= 0) return static_cast<eager_choice_kind>(forced);
+  static const eager_choice_kind from_env =
+      eager_choice_from_env_value(setting_env("OZDGEMM_CHOICE"));
   return from_env;
 }
 
-void set_gpu_choice_everywhere(bool on) noexcept { gpu_choice_override.store(on ? 1 : 0); }
+void set_gpu_choice_everywhere(bool on) noexcept {
+  gpu_choice_override.store(
+      static_cast<int>(on ? eager_choice_kind::graphs : eager_choice_kind::host));
+}
 
 void clear_gpu_choice_override() noexcept { gpu_choice_override.store(-1); }
 

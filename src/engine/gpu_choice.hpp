@@ -25,16 +25,20 @@
 
 namespace ozdgemm::detail {
 
-// Where a certified count is chosen for a call that asks for the GPU's choice
-// (device_gemm::choose_on_gpu): on a stream under capture always (the host cannot choose there);
-// on other streams only with OZDGEMM_CHOICE=gpu, which saves the host wait of each call. Not the
-// default: it captures graphs inside eager calls, and a device synchronisation in another
-// thread during a capture crashes the driver (docs/accuracy.md, section 13). OZDGEMM_CHOICE:
-// null or "host" -> false, "gpu" -> true, anything else -> false after one warning.
-bool gpu_choice_from_env_value(const char* value) noexcept;
-// The process-wide answer: set_gpu_choice_everywhere()'s, else OZDGEMM_CHOICE read once.
-bool gpu_choice_everywhere() noexcept;
-// For tests and measurements: override the environment for the rest of the process, and undo
+// Where the certified count of an eager call that may choose on the GPU
+// (device_gemm::choose_on_gpu) is chosen; a stream under capture always uses the graphs below.
+//   speculate: the default; a speculated count checked on the GPU, no wait
+//   (engine/speculation.hpp); host: the host chooses after one wait per call (OZDGEMM_CHOICE=host);
+//   graphs: the conditional graphs below, captured inside the eager call. Tests and measurements
+//     only (set_gpu_choice_everywhere): a device synchronisation in another thread during a
+//     capture crashes the driver (docs/accuracy.md).
+enum class eager_choice_kind { speculate, host, graphs };
+// OZDGEMM_CHOICE: null or "gpu" -> speculate, "host" -> host, anything else -> speculate after
+// one warning.
+eager_choice_kind eager_choice_from_env_value(const char* value) noexcept;
+// The process-wide answer: the override's, else OZDGEMM_CHOICE read once.
+eager_choice_kind eager_choice() noexcept;
+// For tests and measurements: graphs (on) or host (off) for the rest of the process, and undo
 // that (back to OZDGEMM_CHOICE).
 void set_gpu_choice_everywhere(bool on) noexcept;
 void clear_gpu_choice_override() noexcept;
@@ -89,7 +93,8 @@ class gpu_choice_graphs {
   // One conditional node after the work on `capturing` (a stream under capture): its value set
   // by a kernel from *chosen, `bodies` bodies, body b filled by fill(b, stream) when wanted(b).
   void add_conditional(cudaStream_t capturing, cublasHandle_t handle, const int* chosen,
-                       bool count_switch, unsigned bodies, const std::function<bool(unsigned)>& wanted,
+                       bool count_switch, unsigned bodies,
+                       const std::function<bool(unsigned)>& wanted,
                        const std::function<void(unsigned, cudaStream_t)>& fill);
   // What build() enqueues on the build stream, as a graph; and that graph made executable (and
   // destroyed).

@@ -7,14 +7,56 @@
 #include "common/error.hpp"
 #include "common/stream_capture.hpp"
 #include "engine/gpu_choice.hpp"
+#include "engine/speculation.hpp"
 
 namespace ozdgemm::detail {
 namespace {
 
-// engine/gpu_choice.hpp: under capture always, elsewhere when the process asks for it.
+// The certified count of a call that may choose on the GPU (choose_on_gpu): under capture in CUDA
+// graph conditionals (engine/gpu_choice.hpp); eager, speculated and checked on the GPU
+// (engine/speculation.hpp) unless OZDGEMM_CHOICE=host, or in graph conditionals where a test
+// asks for them.
+bool may_choose_on_gpu(const device_gemm& call) {
+  return call.choose_on_gpu && call.moduli.is_certified() && !call.reuse_a;
+}
 bool chooses_on_gpu(const device_gemm& call) {
-  return call.choose_on_gpu && call.moduli.is_certified() && !call.reuse_a &&
-         (gpu_choice_everywhere() || stream_capturing(call.stream));
+  return may_choose_on_gpu(call) &&
+         (stream_capturing(call.stream) || eager_choice() == eager_choice_kind::graphs);
+}
+bool speculates(const device_gemm& call) {
+  return may_choose_on_gpu(call) && call.shape != nullptr &&
+         eager_choice() == eager_choice_kind::speculate && !stream_capturing(call.stream);
+}
+
+// The reasons of run_outcome::declined for a speculating call.
+constexpr const char* kLatestNoCount =
+    "certified count: the shape's latest call found no s <= 20 that meets the target";
+
+// What a speculating call launches (moduli_history::speculate, after the outcomes delivered so
+// far are learnt): call->speculative or call->certify_only set, or true when the call runs
+// native with nothing enqueued (out says why). A shape with no outcome yet is left to the host's
+// choice.
+bool plan_speculation(device_gemm* call, run_outcome* out) {
+  harvest_outcomes();
+  const speculation sp = process_moduli_history().speculate(*call->shape);
+  if (sp.launch > 0) {
+    if (call->gate != nullptr && !call->gate->runs(sp.launch)) {
+      out->declined = kChosenCountSlower;
+      out->choice.gated = true;
+      out->choice.why = "s=" + std::to_string(sp.launch) +
+                        " speculated; the model predicts the native routine faster";
+      return true;
+    }
+    call->speculative = sp.launch;
+  } else if (sp.native) {
+    if (!sp.probe) {
+      out->declined = kLatestNoCount;
+      out->choice.why = "the shape's latest certified count was none";
+      return true;
+    }
+    call->certify_only = true;
+  }
+  return false;
 }
 
 // A per-call choice on the host synchronises the stream, which a stream under capture cannot do:
@@ -38,17 +80,40 @@ run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes, Enqu
   ctx.begin(call.stream);
   void* ws = ctx.workspace(bytes);
   call.int8_handle = ctx.cublas();
-  if (chooses_on_gpu(call)) {
+  const bool speculated = call.speculative > 0 || call.certify_only;
+  if (chooses_on_gpu(call) || speculated) {
     call.graphs = &ctx.gpu_choice();
-  } else if (call.moduli.chooses_per_call()) {
-    call.choice_ready = ctx.choice_event();
-    call.choice_copy = ctx.choice_stream();
+  } else {
+    call.choose_on_gpu = false;  // the host's choice below (a speculating shape's first call)
+    if (call.moduli.chooses_per_call()) {
+      call.choice_ready = ctx.choice_event();
+      call.choice_copy = ctx.choice_stream();
+    }
   }
+  // A certified call with a shape writes its certified count to an outcome slot (the engine
+  // commits it right after the chooser kernel), a speculating one and a host's choice alike; the
+  // host's choice is then learnt at once, since the host has waited past that point.
+  const bool certified_shape =
+      call.shape != nullptr && call.moduli.is_certified() && !chooses_on_gpu(call);
+  if (certified_shape) call.outcome = reserve_outcome(*call.shape);
   run_outcome out;
-  out.s = enqueue(call, ws, &out.choice);
+  try {
+    out.s = enqueue(call, ws, &out.choice);
+  } catch (...) {
+    release_outcome(call.outcome);  // nothing if the engine committed it
+    throw;
+  }
+  release_outcome(call.outcome);
   ctx.end();
+  if (out.choice.made) {
+    if (certified_shape)
+      harvest_outcomes();
+    else if (call.shape != nullptr)
+      process_moduli_history().record(*call.shape, out.choice.s);
+  }
   if (out.s == 0)
-    out.declined = out.choice.gated        ? kChosenCountSlower
+    out.declined = call.certify_only       ? kLatestNoCount
+                   : out.choice.gated      ? kChosenCountSlower
                    : out.choice.waited_out ? kChoiceWaitedOut
                                            : kNoModuliMeetsTarget;
   return out;
@@ -60,9 +125,11 @@ run_outcome run_with_rules(cublasHandle_t caller, const device_gemm& call, size_
                            Enqueue&& enqueue) {
   run_outcome out;
   if (decline_under_capture(call, &out)) return out;
+  device_gemm planned = call;
+  if (speculates(call) && plan_speculation(&planned, &out)) return out;
   if ((out.refused = workspace_refusal(caller, call.stream, bytes)) != nullptr) return out;
   const std::shared_ptr<handle_context> ctx = context_for(caller);
-  return enqueue_on(*ctx, call, bytes, enqueue);
+  return enqueue_on(*ctx, planned, bytes, enqueue);
 }
 
 }  // namespace
@@ -77,8 +144,7 @@ run_outcome run_for_handle(cublasHandle_t caller, const device_gemm& call, size_
   return run_with_rules(caller, call, bytes, enqueue_emulation);
 }
 
-run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& call,
-                                   size_t bytes) {
+run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& call, size_t bytes) {
   return run_with_rules(caller, call.real, bytes,
                         [&call](const device_gemm& real, void* ws, moduli_choice* choice) {
                           complex_gemm bound = call;

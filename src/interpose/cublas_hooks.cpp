@@ -19,7 +19,7 @@
 #include "dispatch/call_log.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/gpu_model.hpp"
-#include "dispatch/moduli_history.hpp"
+#include "engine/moduli_history.hpp"
 #include "dispatch/process_state.hpp"
 #include "dispatch/settings.hpp"
 #include "engine/complex_gemm.hpp"
@@ -67,10 +67,11 @@ device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm
   return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb, r.beta,
                       r.c, r.ldc, o, false, true, gate);
 }
-// Whether a per-call choice runs on the host (engine/run.cpp): a certified count is chosen on
-// the GPU under capture or with OZDGEMM_CHOICE=gpu, for real and complex calls alike.
+// Whether the engine learns the call's count and applies the gate (engine/run.cpp): not for a
+// certified count chosen in graph conditionals (under capture), for real and complex calls alike.
 bool chooses_on_host(const config& cfg, bool captured) {
-  return !(cfg.moduli.is_certified() && (captured || gpu_choice_everywhere()));
+  return !(cfg.moduli.is_certified() &&
+           (captured || eager_choice() == eager_choice_kind::graphs));
 }
 const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
@@ -159,7 +160,8 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
       learns = consults && cfg->moduli.chooses_per_call();
       moduli_outlook outlook;
       if (learns) {
-        key = history_key{sh.m, sh.n, sh.k, !std::is_same_v<T, double>, cfg->scaling};
+        key = key_of_call(r.m, r.n, r.k, !std::is_same_v<T, double>, cfg->scaling,
+                          api_options(*cfg).accuracy);
         outlook = process_moduli_history().lookup(key);
         outlook.host_choice = chooses_on_host(*cfg, captured);
       }
@@ -179,9 +181,7 @@ cublasStatus_t serve_device(const device_request<T>& r, Native&& native,
         const device_result d =
             run_device(r, api_options(*cfg), rt.gate.active() ? &rt.gate : nullptr);
         ran = d.s;
-        not_emulated = d.not_emulated;
-        if (learns && d.chosen != device_result::kNoHostChoice)
-          process_moduli_history().record(key, d.chosen);
+        not_emulated = d.not_emulated;  // the engine has recorded the count it learnt
         return d.status;
       });
       if (est == OZDGEMM_STATUS_SUCCESS && ran != 0) {

@@ -70,12 +70,15 @@ TEST(EngineOverrides, ZgemmFormValues) {
 
 TEST(EngineOverrides, ChoiceValues) {
   log_capture log;
-  EXPECT_FALSE(detail::gpu_choice_from_env_value(nullptr)) << "the default: the host chooses";
-  EXPECT_FALSE(detail::gpu_choice_from_env_value("host"));
-  EXPECT_TRUE(detail::gpu_choice_from_env_value("gpu"));
+  using detail::eager_choice_from_env_value;
+  using detail::eager_choice_kind;
+  EXPECT_EQ(eager_choice_from_env_value(nullptr), eager_choice_kind::speculate)
+      << "the default: checked on the GPU, no wait";
+  EXPECT_EQ(eager_choice_from_env_value("host"), eager_choice_kind::host);
+  EXPECT_EQ(eager_choice_from_env_value("gpu"), eager_choice_kind::speculate);
   EXPECT_EQ(log.count("OZDGEMM_CHOICE"), 0) << "valid values are not warned about";
   for (const char* bad : {"", "GPU", "device", "gpu ", "1"})
-    EXPECT_FALSE(detail::gpu_choice_from_env_value(bad)) << bad;
+    EXPECT_EQ(eager_choice_from_env_value(bad), eager_choice_kind::speculate) << bad;
   if (!warnings_visible()) GTEST_SKIP() << "OZDGEMM_LOG_LEVEL hides warnings in this run";
   EXPECT_EQ(log.count("OZDGEMM_CHOICE="), 5);
   EXPECT_EQ(log.count("OZDGEMM_CHOICE='device' is invalid"), 1);
