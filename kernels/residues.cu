@@ -1,9 +1,7 @@
-#include "core/certified_bound.hpp"
 #include "core/element.hpp"
 #include "planes.cuh"
 #include "residue_table.hpp"
 #include "residues.cuh"
-#include "scan.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -44,58 +42,7 @@ struct residue_gen {
   }
 };
 
-// residue_gen<false>'s planes, then one plane of band codes (certify.cu's band_gen, one band).
-struct residue_band_gen {
-  static_assert(kCertBands == 1, "one plane of band codes");
-  struct vec {
-    int e;    // the vector's exponent
-    int top;  // the top of its band (emax - drop), kZeroExponent for zero
-  };
-  struct state {
-    signed_chunks r;
-    uint32_t code;
-  };
-  residue_gen<false> residue;
-  const int* emax_enc;
-  const int* drop;
-  int band_plane;  // tb.s
-  __device__ vec vector(int64_t v) const {
-    const int emax = decode_emax(emax_enc[v]);
-    return {residue.vector(v), emax == kZeroExponent ? kZeroExponent : emax - drop[v]};
-  }
-  __device__ state prepare(double x, const vec& vc) const {
-    state st{residue.prepare(x, vc.e), 0u};
-    if (vc.top != kZeroExponent) {
-      const band_code bc = magnitude_band(x, vc.top);
-      if (bc.band == 0) st.code = static_cast<uint32_t>(bc.code);
-    }
-    return st;
-  }
-  __device__ bool narrow(const state& st) const { return residue.narrow(st.r); }
-  template <bool Narrow, bool First>
-  __device__ void pack(const state (&st)[kPlaneRun], int t, uint32_t (&w)[2]) const {
-    if (!First && t == band_plane) {
-      w[0] = pack4(st[0].code, st[1].code, st[2].code, st[3].code);
-      w[1] = pack4(st[4].code, st[5].code, st[6].code, st[7].code);
-      return;
-    }
-    signed_chunks r[kPlaneRun];
-#pragma unroll
-    for (int i = 0; i < kPlaneRun; ++i) r[i] = st[i].r;
-    residue.template pack<Narrow, First>(r, t, w);
-  }
-};
-
 }  // namespace
-
-void launch_residues_and_bands(const operand_vectors& v, const int* exps, const int* emax_enc,
-                               const int* drop, const modulus_table& tb, bool nearest,
-                               int8_t* planes, cudaStream_t stream) {
-  const residue_band_gen gen{residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0},
-                             emax_enc, drop, tb.s};
-  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s + 1, planes,
-                     stream);
-}
 
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream) {

@@ -22,12 +22,4 @@ void launch_residues(const operand_vectors& v, const int* exps, const modulus_ta
 void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,
                             uint32_t nearest_mask, int8_t* planes, cudaStream_t stream);
 
-// The residues of launch_residues (planes 0..tb.s-1) and, in plane tb.s, the certificate's
-// magnitude-band codes of launch_band_planes (kernels/certify.cuh; one band, from the top
-// emax - drop of each vector), in one pass over the operand: the same bytes as the two writers.
-// Every vector's whole k_pad is written (not for the Karatsuba form's half-written B).
-void launch_residues_and_bands(const operand_vectors& v, const int* exps, const int* emax_enc,
-                               const int* drop, const modulus_table& tb, bool nearest,
-                               int8_t* planes, cudaStream_t stream);
-
 }  // namespace ozdgemm::detail

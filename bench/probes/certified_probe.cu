@@ -10,6 +10,8 @@
 //   default    ozdgemm_dgemm with no settings: the certified count speculated by the host and
 //              checked on the GPU, no wait (engine/speculation.hpp); the shape's history holds
 //              the certified call's count by then, so its warm-up is already a second call
+//   fallback   the default when the count it launches is not certified for the data: the shape's
+//              history is given s = 2 before each call, so the FP64 fallback GEMM runs
 // over_fixed is each row's time over fixed's, except default's, over fixed_cert's (the bar of
 // the certificate's cost).
 // timed with CUDA events around each call (the host's choice waits inside it), the median of
@@ -34,6 +36,8 @@
 #include "common/bench_inputs.hpp"
 #include "common/bench_methods.hpp"
 #include "engine/gpu_choice.hpp"
+#include "engine/moduli_history.hpp"
+#include "engine/speculation.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace {
@@ -79,10 +83,11 @@ int main(int argc, char** argv) try {
   if (!emu_error.empty())
     std::fprintf(stderr, "certified_probe: no cublas_emu: %s\n", emu_error.c_str());
   bench::event_pool ev(2);
-  enum { kFixed, kCertified, kFixedCert, kDefault, kNative, kCublasEmu };
-  const char* names[] = {"fixed", "certified", "fixed_cert", "default", "native", "cublas_emu"};
+  enum { kFixed, kCertified, kFixedCert, kDefault, kFallback, kNative, kCublasEmu };
+  const char* names[] = {"fixed",    "certified", "fixed_cert", "default",
+                         "fallback", "native",    "cublas_emu"};
   // Native first: every row's ratio to it comes from the same run.
-  const int order[] = {kNative, kCublasEmu, kFixed, kCertified, kFixedCert, kDefault};
+  const int order[] = {kNative, kCublasEmu, kFixed, kCertified, kFixedCert, kDefault, kFallback};
   std::printf("n,phi,method,s,median_ms,over_fixed,over_native,first_ms\n");
   for (const long long n : sizes) {
     const bench::shape sh{n, n, n};
@@ -102,13 +107,18 @@ int main(int argc, char** argv) try {
       o.num_moduli = method == kFixed       ? fixed
                      : method == kFixedCert ? certified_s
                                             : OZDGEMM_MODULI_CERTIFIED;
-      if (method == kDefault)
+      if (method == kFallback) {  // outcomes so far learnt first, then a window of s = 2
+        harvest_outcomes();
+        const history_key key = key_of_call(n, n, n, false, scaling_mode::fast, o.accuracy);
+        for (int i = 0; i < moduli_history::kWindow; ++i) process_moduli_history().record(key, 2);
+      }
+      if (method == kDefault || method == kFallback)
         clear_gpu_choice_override();
       else
         set_gpu_choice_everywhere(false);  // the host's choice
       int s = -1;
       const ozdgemm_status_t st =
-          method == kDefault
+          method == kDefault || method == kFallback
               ? ozdgemm_dgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(), n,
                               in.b.get(), n, &zero, in.c.get(), n, o)
               : ozdgemm_dgemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, in.a.get(),
@@ -146,7 +156,7 @@ int main(int argc, char** argv) try {
       const double base = method == kDefault ? fixed_cert_ms : fixed_ms;
       std::printf("%lld,%g,%s,%s,%.4f,%.3f,%.3f,%.1f\n", n, phi, names[method],
                   !ozdgemm             ? ""
-                  : method == kDefault ? "gpu"
+                  : method >= kDefault ? "gpu"
                                        : std::to_string(s).c_str(),
                   ms, base > 0 ? ms / base : bench::kNaN, ms / native_ms, first_ms);
       std::fflush(stdout);

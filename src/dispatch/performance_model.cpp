@@ -13,8 +13,10 @@ namespace {
 // emulates.
 constexpr double kNativeLatency = 10e-6;     // s
 constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
-// The choice's one device-to-host copy and stream synchronisation (per-call moduli counts).
+// The automatic count's one device-to-host copy and stream synchronisation; the certified
+// count's chooser kernel, which the host does not wait for (engine/speculation.hpp).
 constexpr double kChoiceLatency = 30e-6;  // s
+constexpr double kChooserLatency = 5e-6;  // s
 // The certified count's ratio pass (kernels/certify.cu), per element of C: one evaluation of
 // the bound (about 20 FP64 operations with the reciprocal) and its loads. The kernel alone took
 // 16 ps per element at 4096^3 on the H200; 10 ps fits the whole certified cost measured at both
@@ -47,16 +49,16 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
   return kEmulationLatency + gemms + prep + crt;
 }
 
-// The per-call choice's own cost: one device-to-host copy and stream synchronisation; certified
-// also kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band planes (kCertBands bytes written
-// per input element after an 8-byte read, twice: planes and norms), per element of C a 64-bit
-// accumulation of an INT32 plane per band GEMM where k spans several k-blocks (with one, the
-// INT32 sums are read as they are), and the ratio pass: one evaluation of the bound per element
-// once the first elements have settled the counts below the chosen one (kernels/certify.cu):
-// latency more than FP64 throughput, so modelled as a time per element plus its FP64 work at the
-// GPU's rate, which dominates where FP64 is weak.
+// The per-call choice's own cost: auto, one device-to-host copy and stream synchronisation;
+// certified, the chooser kernel and kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band
+// planes (kCertBands bytes written per input element after an 8-byte read, twice: planes and
+// norms), per element of C a 64-bit accumulation of an INT32 plane per band GEMM where k spans
+// several k-blocks (with one, the INT32 sums are read as they are), and the ratio pass: one
+// evaluation of the bound per element once the first elements have settled the counts below the
+// chosen one (kernels/certify.cu): latency more than FP64 throughput, so modelled as a time per
+// element plus its FP64 work at the GPU's rate, which dominates where FP64 is weak.
 double choice_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& r) {
-  double t = kChoiceLatency;
+  double t = moduli.is_certified() ? kChooserLatency : kChoiceLatency;
   if (moduli.is_certified()) {
     const double mp = padded(m), np = padded(n), kp = padded(k);
     constexpr int band_gemms = kCertBands * (kCertBands + 1) / 2;

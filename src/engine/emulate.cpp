@@ -303,11 +303,6 @@ layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mo
              : make_layout(base, m, n, k, s, mode, automatic, certified, gemm, rule, halves);
 }
 
-// The planes of a speculated count's layout (enqueue_speculative): its s residue planes, and
-// one more for the certificate's band codes where they are written with the residues (not in the
-// Karatsuba form).
-int speculative_layout_count(int s, bool karatsuba) { return karatsuba ? s : s + 1; }
-
 // How the s modulus GEMMs are issued. Measured on the H200 (bench/results/probes/README.md): one
 // strided-batched call is faster while one product is too small to fill the GPU (n = 2048: 0.86
 // vs 1.00 ms at s = 14), one call per modulus is faster from n = 4096 up (3.05 vs 3.43 ms; 131 vs
@@ -916,24 +911,7 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   const modulus_table* tb = s >= kMinModuli ? &moduli_for(s) : nullptr;
   const bool nearest = tb != nullptr && rounds_to_nearest(*tb, p.k);
   const int64_t slot = s - kMinModuli;
-  // The residues of the launched count, from its exponents among every count's (what the
-  // certificate reads), are written whatever the GPU decides, like the GEMMs that read them.
-  // Where each vector's whole k is written (not the Karatsuba form), the certificate's band
-  // codes come in the same pass, as plane s (speculative_layout_count).
-  const bool fused = tb != nullptr && !call.karatsuba.on();
-  if (fused) {
-    launch_choice_inputs(call, L, g, false);
-    launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
-    launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
-    launch_residues_and_bands(va, L.exps_all_a + slot * p.m, L.emax_a, L.drop_a, *tb, nearest,
-                              L.res_a, st);
-    launch_residues_and_bands(vectors_b(call, L), L.exps_all_b + slot * p.n, L.emax_b, L.drop_b,
-                              *tb, nearest, L.res_b, st);
-    OZDGEMM_CHECK_LAUNCH();
-    certify_on_device(call, L, g, L.res_a + s * L.m_pad * L.k_pad, L.res_b + s * L.n_pad * L.k_pad);
-  } else {
-    launch_choice_inputs(call, L, g);
-  }
+  launch_choice_inputs(call, L, g);
   choose_args ca = certified_choose_args(call, L);
   ca.tally = call.certify_only ? nullptr : call.graphs->tally_device();
   ca.speculative = call.certify_only ? -1 : s;  // certify_only: none kept
@@ -953,13 +931,12 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
     choice->s = kChosenOnGpu;
     choice->why = "certified on the GPU; s=" + std::to_string(s) + " launched";
   }
-  if (!fused) {
-    launch_residues(va, L.exps_all_a + slot * p.m, *tb, nearest, L.res_a, st);
-    launch_residues(residue_vectors_b(call, L), L.exps_all_b + slot * p.n, *tb, nearest, L.res_b,
-                    st);
-    OZDGEMM_CHECK_LAUNCH();
-    if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
-  }
+  // The residues of the launched count, from its exponents among every count's (what the
+  // certificate read): written whatever the GPU decides, like the GEMMs that read them.
+  launch_residues(va, L.exps_all_a + slot * p.m, *tb, nearest, L.res_a, st);
+  launch_residues(residue_vectors_b(call, L), L.exps_all_b + slot * p.n, *tb, nearest, L.res_b, st);
+  OZDGEMM_CHECK_LAUNCH();
+  if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
   if (ev != nullptr) record(ev->prepared, st);
   if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
   const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
@@ -1034,7 +1011,7 @@ bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting m
   if (moduli.is_certified())
     for (int s = kMinModuli; s <= kMaxModuli; ++s) {
       size_t b = 0;
-      if (!bytes_of(speculative_layout_count(s, halves.on()), &b)) return false;
+      if (!bytes_of(s, &b)) return false;
       *bytes = b > *bytes ? b : *bytes;
     }
   return true;
