@@ -895,6 +895,41 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   return kChosenOnGpu;
 }
 
+// Steps 2-4 of a call whose count tb.s is known on the host: the residues (A's unless
+// prepare_a is false: reuse_a) from the exponents exp_a and exp_b, then per block of rows of C
+// (one block unless the products would outgrow the workspace bound, rule_row_block) the INT8
+// GEMMs and the reduction + CRT + inverse scaling + alpha/beta; the CRT writes C only where
+// *only_if == tb.s when only_if is set (launch_crt).
+void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                      const operand_vectors& va, const modulus_table& tb, const int* exp_a,
+                      const int* exp_b, bool prepare_a, const int* only_if) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  stage_events* ev = call.events;
+  // Rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
+  const bool nearest = rounds_to_nearest(tb, p.k);
+  if (prepare_a) launch_residues(va, exp_a, tb, nearest, L.res_a, st);
+  launch_residues(residue_vectors_b(call, L), exp_b, tb, nearest, L.res_b, st);
+  OZDGEMM_CHECK_LAUNCH();
+  if (call.karatsuba.on()) karatsuba_sums(call, L, tb);
+  if (ev != nullptr) record(ev->prepared, st);
+  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
+  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
+  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
+    const auto [i0, rows] = block_rows(L, rb);
+    block_gemms(call, L, g, tb, i0, rows);
+    if (block_events) record(ev->gemm_done[rb], st);
+    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
+    const gemm_problem pb = block_problem(p, i0, rows);
+    crt_args args = crt_args_for(call, L, pb, i0, rows);
+    args.exp_a = exp_a + i0;
+    args.exp_b = exp_b;
+    launch_crt(pb, args, tb, call.alpha, call.beta, st, only_if);
+    OZDGEMM_CHECK_LAUNCH();
+    if (block_events) record(ev->crt_done[rb], st);
+  }
+}
+
 // The rest of a certified eager call whose count the host speculated (engine/speculation.hpp),
 // after the scaling statistics: the choice's inputs, the chooser kernel (it keeps the launched
 // count when that count is certified for this data, else 0, and writes the smallest certified
@@ -909,7 +944,6 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   stage_events* ev = call.events;
   const int s = call.speculative;  // 0 with certify_only
   const modulus_table* tb = s >= kMinModuli ? &moduli_for(s) : nullptr;
-  const bool nearest = tb != nullptr && rounds_to_nearest(*tb, p.k);
   const int64_t slot = s - kMinModuli;
   launch_choice_inputs(call, L, g);
   choose_args ca = certified_choose_args(call, L);
@@ -933,26 +967,8 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   }
   // The residues of the launched count, from its exponents among every count's (what the
   // certificate read): written whatever the GPU decides, like the GEMMs that read them.
-  launch_residues(va, L.exps_all_a + slot * p.m, *tb, nearest, L.res_a, st);
-  launch_residues(residue_vectors_b(call, L), L.exps_all_b + slot * p.n, *tb, nearest, L.res_b, st);
-  OZDGEMM_CHECK_LAUNCH();
-  if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
-  if (ev != nullptr) record(ev->prepared, st);
-  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
-  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
-  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const auto [i0, rows] = block_rows(L, rb);
-    block_gemms(call, L, g, *tb, i0, rows);
-    if (block_events) record(ev->gemm_done[rb], st);
-    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
-    const gemm_problem pb = block_problem(p, i0, rows);
-    crt_args args = crt_args_for(call, L, pb, i0, rows);
-    args.exp_a = L.exps_all_a + slot * p.m + i0;  // the exponents the residues were written with
-    args.exp_b = L.exps_all_b + slot * p.n;
-    launch_crt(pb, args, *tb, call.alpha, call.beta, st, L.chosen);
-    OZDGEMM_CHECK_LAUNCH();
-    if (block_events) record(ev->crt_done[rb], st);
-  }
+  enqueue_products(call, L, g, va, *tb, L.exps_all_a + slot * p.m, L.exps_all_b + slot * p.n, true,
+                   L.chosen);
   launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
@@ -1154,31 +1170,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     OZDGEMM_CHECK_LAUNCH();
   }
 
-  // 2. Residues, rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
-  const bool nearest = rounds_to_nearest(*tb, p.k);
-  if (prepare_a) launch_residues(va, L.exp_a, *tb, nearest, L.res_a, st);
-  launch_residues(residue_vectors_b(call, L), L.exp_b, *tb, nearest, L.res_b, st);
-  OZDGEMM_CHECK_LAUNCH();
-  if (call.karatsuba.on()) karatsuba_sums(call, L, *tb);
-  if (ev != nullptr) record(ev->prepared, st);
-
-  // 3-4 per block of rows of C (one block unless the products would outgrow the workspace
-  // bound, rule_row_block).
-  if (ev != nullptr) ev->blocks = static_cast<int>(L.row_blocks);
-  const bool block_events = ev != nullptr && L.row_blocks <= stage_events::kMaxBlocks;
-  for (int64_t rb = 0; rb < L.row_blocks; ++rb) {
-    const auto [i0, rows] = block_rows(L, rb);
-    // 3. INT8 GEMMs.
-    block_gemms(call, L, g, *tb, i0, rows);
-    if (block_events) record(ev->gemm_done[rb], st);
-    if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
-
-    // 4. Reduction + CRT + inverse scaling + alpha/beta, for rows [i0, i0 + rows) of C.
-    const gemm_problem pb = block_problem(p, i0, rows);
-    launch_crt(pb, crt_args_for(call, L, pb, i0, rows), *tb, call.alpha, call.beta, st);
-    OZDGEMM_CHECK_LAUNCH();
-    if (block_events) record(ev->crt_done[rb], st);
-  }
+  // 2-4. Residues, INT8 GEMMs, CRT.
+  enqueue_products(call, L, g, va, *tb, L.exp_a, L.exp_b, prepare_a, nullptr);
   if (ev != nullptr) record(ev->finished, st);
   return s;
 }

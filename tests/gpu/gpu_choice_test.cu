@@ -24,6 +24,7 @@
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/auto_reference.hpp"
+#include "spin_kernel.cuh"
 #include "support/auto_inputs.hpp"
 #include "support/inputs.hpp"
 
@@ -163,18 +164,8 @@ TEST_F(GpuChoice, NoCountServesNativeBitsInBothPointerModes) {
   cudaStreamDestroy(stream);
 }
 
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
-// Cycles of about `ms` milliseconds on the current device.
-long long spin_cycles(double ms) {
-  int khz = 0;
-  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
-  return static_cast<long long>(ms * khz);
-}
+using ozdgemm::test::spin_cycles;
+using ozdgemm::test::spin_kernel;
 
 TEST_F(GpuChoiceTest, ReturnsBeforeASpinningKernelOnTheStreamEnds) {
   const int64_t n = 4096;

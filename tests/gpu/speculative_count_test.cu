@@ -23,6 +23,7 @@
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/host_reference.hpp"
+#include "spin_kernel.cuh"
 #include "support/auto_inputs.hpp"
 #include "support/inputs.hpp"
 #include "zgemm_problem.hpp"
@@ -301,17 +302,8 @@ TEST_F(SpeculativeCount, UncertifiedComplexCountRunsTheFp64Fallback) {
   EXPECT_EQ(bad, 0u);
 }
 
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
-long long spin_cycles(double ms) {
-  int khz = 0;
-  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
-  return static_cast<long long>(ms * khz);
-}
+using ozdgemm::test::spin_cycles;
+using ozdgemm::test::spin_kernel;
 
 // Runs `call` behind a 200 ms spin on `stream`; the host time of the call, and whether the
 // stream was still busy when it returned.
