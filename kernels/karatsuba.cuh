@@ -1,4 +1,4 @@
-// Launcher of the Karatsuba form's pass before its GEMMs (core/karatsuba.hpp, engine/emulate.cpp,
+// Launcher of the Karatsuba form's pass before its GEMMs (core/karatsuba.hpp, engine/pipeline.cpp,
 // karatsuba_sums): the residue planes of Re + Im of both operands. The three products are
 // combined in the CRT (crt.cuh, crt_args::prod3).
 #pragma once

@@ -70,7 +70,7 @@ struct operand_vectors {
   const double* alpha_dev;
   int64_t nvec_pad = 0, k_pad = 0;
   // The k of each vector that plane writers write (0: k_pad), at the row stride k_pad: a complex
-  // call's Karatsuba form writes only the first half of B*'s columns (engine/emulate.cpp).
+  // call's Karatsuba form writes only the first half of B*'s columns (engine/pipeline.cpp).
   int64_t k_written = 0;
 };
 

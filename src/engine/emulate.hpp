@@ -6,7 +6,7 @@
 //   3. s INT8 x INT8 -> INT32 GEMMs, strided-batched over the moduli, per k-block;
 //   4. reduction mod m_t fused with CRT reconstruction, inverse scaling and alpha/beta.
 // Steps 3 and 4 run per block of rows of C when the INT32 products of all of C would make the
-// workspace larger than s(m+n)k + (s+4)mn bytes (see rule_row_block in emulate.cpp).
+// workspace larger than s(m+n)k + (s+4)mn bytes (see rule_row_block in layout.cpp).
 #pragma once
 
 #include <cublas_v2.h>
@@ -42,7 +42,7 @@ struct stage_events {
   cudaEvent_t crt_done[kMaxBlocks] = {};
 };
 
-// How the s modulus GEMMs are issued: automatic picks by size (emulate.cpp says why).
+// How the s modulus GEMMs are issued: automatic picks by size (pipeline.hpp says why).
 enum class gemm_batching { automatic, batched, looped };
 
 // The measurement overrides, read once by the engine (README, Environment). Pure apart from

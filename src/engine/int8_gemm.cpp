@@ -92,7 +92,7 @@ void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& v, const in
     return;
   }
   // Test-only (common/fault_injection.hpp). Not while a graph body is captured: nothing runs
-  // there, and the bodies of the choice on the GPU get their fault at launch (engine/emulate.cpp).
+  // there, and the bodies of the choice on the GPU get their fault at launch (engine/graph_choice.cpp).
   if (t.use != lt_use::in_graph_body && inject_fault(fault::cublas))
     throw cublas_error(CUBLAS_STATUS_EXECUTION_FAILED, "injected fault: INT8 GEMM failed");
   if (t.backend == int8_gemm_backend::lt) {

@@ -87,7 +87,7 @@ void int8_gemm(const int8_gemm_target& t, int64_t m_rows, int64_t n_pad, int64_t
 
 // The same on any views of the planes (`shape`: A stored k x m with leading dimension lda,
 // B k x n with ldb, C m x n with ldc, column-major; pointers at the views' first elements): the
-// Karatsuba form's products of halves of the planes (engine/emulate.cpp). Leading dimensions,
+// Karatsuba form's products of halves of the planes (engine/pipeline.cpp). Leading dimensions,
 // strides and offsets must be multiples of 16.
 void int8_gemm_views(const int8_gemm_target& t, const lt_gemm_shape& shape, const int8_t* a,
                      const int8_t* b, int32_t* c, bool accumulate);

@@ -17,7 +17,7 @@
 // Accurate scaling's row exponents depend on all of B, so there the call is one tile, and only
 // the packing overlaps the copies. So is a call whose moduli count is chosen
 // per call (auto, certified): the choice reads the statistics of all of A and B
-// (engine/emulate.cpp), which a tile does not see; the one worker then chooses exactly what
+// (engine/certificate.cpp), which a tile does not see; the one worker then chooses exactly what
 // ozdgemm_dgemm chooses on the same data, or declines, and the caller runs the CPU BLAS.
 //
 // Several GPUs (OZDGEMM_DEVICES), or several workers on one GPU

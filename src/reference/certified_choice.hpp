@@ -1,5 +1,5 @@
 // The certified moduli count (OZDGEMM_MODULI=certified; docs/accuracy.md section 11):
-// the host reference of what the GPU computes (engine/emulate.cpp, kernels/certify.cu).
+// the host reference of what the GPU computes (engine/certificate.cpp, kernels/certify.cu).
 //
 // The shipped chooser (core/moduli_choice.hpp) predicts T_ij / (|A||B|)_ij from per-vector
 // statistics, which cannot see how the entries of a row of op(A) and a column of op(B) are

@@ -1,0 +1,232 @@
+#include "engine/certificate.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "certify.cuh"
+#include "common/error.hpp"
+#include "core/certified_bound.hpp"
+#include "core/moduli.hpp"
+#include "engine/pipeline.hpp"
+#include "engine/speculation.hpp"
+#include "scaling.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+// The certified count's per-element bound, after the ratio launches kept the exponents of
+// every s: band planes and l1 norms of both operands, then per block of rows of C the band
+// GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits with
+// weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G) and
+// the worst certified ratio of every s
+// (core/certified_bound.hpp). The band planes use residue planes 1..kCertBands, which hold
+// nothing yet (plane 0 may hold accurate mode's bound plane); the residues overwrite them.
+void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
+  int8_t* bands_a = L.res_a + a_plane;
+  int8_t* bands_b = L.res_b + b_plane;
+  launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
+  launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+  launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, bands_a, st);
+  launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, bands_b, st);
+  if (call.mode != scaling_mode::fast) {  // fast: scanned with the norms (scan_operand)
+    launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
+    launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
+  }
+  OZDGEMM_CHECK_LAUNCH();
+  // The `max` target is only known once the ratio of s = 20 is (choose_moduli).
+  const double threshold = call.target.kind == accuracy_kind::max
+                               ? std::numeric_limits<double>::infinity()
+                               : target_bound(call.target, p.k);
+  const uint32_t nearest_mask = nearest_mask_for(p.k);
+  // One band and one k-block: G is the band GEMM's INT32 sums, read as they are.
+  const bool single = kCertBands == 1 && L.nblk == 1;
+  // All rows at once where G of the whole of C fits in the products' bytes, which hold nothing
+  // yet (fast scaling: accurate scaling's U shares them and is read again later): one band GEMM
+  // and one ratio pass instead of one per block of rows (a GEMM of a quarter of the rows ran at
+  // half the rate of the batched modulus GEMMs on the H200 at 4096^3).
+  const bool whole =
+      single && call.mode == scaling_mode::fast && L.row_blocks > 1 &&
+      static_cast<size_t>(L.m_pad) * static_cast<size_t>(L.n_pad) * 4 <= L.shared_bytes;
+  const int64_t blocks = whole ? 1 : L.row_blocks;
+  int32_t* part = whole ? L.prod : L.cert_part;
+  for (int64_t rb = 0; rb < blocks; ++rb) {
+    const auto [i0, rows] = whole ? row_span{0, L.m_pad} : block_rows(L, rb);
+    if (!single)
+      OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
+    for (int d = 0; d < kCertBands; ++d)
+      for (int q = 0; q <= d; ++q)
+        for (int64_t blk = 0; blk < L.nblk; ++blk) {
+          const int64_t k0 = blk * kKBlock;
+          const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+          int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
+                    a_plane, bands_b + (d - q) * b_plane, part, 1, false);
+          if (!single)
+            launch_band_accumulate(L.cert_g, part, rows * L.n_pad, kBandBits * (kCertBands - 1 - d),
+                                   st);
+          OZDGEMM_CHECK_LAUNCH();
+        }
+    certify_args ca{};
+    ca.g = single ? nullptr : L.cert_g;
+    ca.g32 = single ? part : nullptr;
+    ca.i0 = i0;
+    ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
+    ca.ld = rows;
+    ca.m = p.m;
+    ca.n = p.n;
+    ca.k = p.k;
+    ca.emax_a = L.emax_a;
+    ca.emax_b = L.emax_b;
+    ca.flags_a = L.flags_a;
+    ca.flags_b = L.flags_b;
+    ca.norm_a = L.norm_a;
+    ca.norm_b = L.norm_b;
+    ca.drop_a = L.drop_a;
+    ca.drop_b = L.drop_b;
+    ca.exps_all_a = L.exps_all_a;
+    ca.exps_all_b = L.exps_all_b;
+    ca.nearest_mask = nearest_mask;
+    ca.target = threshold;
+    ca.worst = L.worst + 2 * (kMaxModuli + 1);
+    launch_certified_ratios(ca, st);
+    OZDGEMM_CHECK_LAUNCH();
+  }
+}
+
+// Owns an event and a non-blocking stream made for one call (when the context has none).
+struct choice_resources {
+  cudaEvent_t ready = nullptr;
+  cudaStream_t copy = nullptr;
+  ~choice_resources() {
+    // Destroying a pending event or an idle stream is allowed; the work completes regardless.
+    if (ready != nullptr) cudaEventDestroy(ready);
+    if (copy != nullptr) cudaStreamDestroy(copy);
+  }
+};
+
+// Copies `bytes` from `src` (written by work enqueued on call.stream) to `dst` once call.stream
+// has reached this point, polling an event rather than synchronising the stream, for at most
+// kChoiceWaitSeconds: false when the stream has not got there by then (nothing is copied; the
+// work stays enqueued and completes on its own). The copy runs on a non-blocking stream with no
+// other work, so it waits for nothing else in the process (a copy on the legacy stream would
+// wait for every blocking stream).
+bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, void* dst) {
+  choice_resources own;
+  cudaEvent_t ready = call.choice_ready;
+  cudaStream_t copy = call.choice_copy;
+  if (ready == nullptr) {
+    OZDGEMM_CUDA_TRY(cudaEventCreateWithFlags(&own.ready, cudaEventDisableTiming));
+    ready = own.ready;
+  }
+  if (copy == nullptr) {
+    OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&own.copy, cudaStreamNonBlocking));
+    copy = own.copy;
+  }
+  OZDGEMM_CUDA_TRY(cudaEventRecord(ready, call.stream));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kChoiceWaitSeconds);
+  for (int polls = 0;; ++polls) {
+    const cudaError_t q = cudaEventQuery(ready);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) OZDGEMM_CUDA_TRY(q);
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    // Spin briefly (the choice is usually microseconds away), then let other threads run.
+    if (polls < 200)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  OZDGEMM_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, copy));
+  OZDGEMM_CUDA_TRY(cudaStreamSynchronize(copy));
+  return true;
+}
+
+}  // namespace
+
+void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  const bool certified = call.moduli.is_certified();
+  const auto_bounds b = make_auto_bounds();
+  unsigned long long* worst_a = L.worst;
+  unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
+  if (call.mode == scaling_mode::fast) {
+    launch_fast_ratios(fast_ratio_args{p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a,
+                                       L.nnz_a, worst_a, L.exps_all_a},
+                       b, st);
+    launch_fast_ratios(fast_ratio_args{p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b,
+                                       L.nnz_b, worst_b, L.exps_all_b},
+                       b, st);
+  } else {
+    accurate_ratio_args a{};
+    a.u = L.bound_u;
+    a.nblk = L.nblk;
+    a.m = p.m;
+    a.n = p.n;
+    a.k = p.k;
+    a.m_pad = L.m_pad;
+    a.n_pad = L.n_pad;
+    a.a = auto_vector_stats{L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a};
+    a.b = auto_vector_stats{L.emax_b, L.flags_b, L.exp_sum_b, L.nnz_b};
+    a.col_max = L.col_max;
+    a.head_all = L.head_all;
+    a.row_max_all = L.row_max_all;
+    a.worst_a = worst_a;
+    a.worst_b = worst_b;
+    a.exps_all_a = L.exps_all_a;
+    a.exps_all_b = L.exps_all_b;
+    launch_accurate_ratios(a, b, st);
+  }
+  OZDGEMM_CHECK_LAUNCH();
+  if (certified) certify_on_device(call, L, g);
+}
+
+choose_args certified_choose_args(const device_gemm& call, const layout& L) {
+  choose_args ca{};
+  ca.worst = L.worst + 2 * (kMaxModuli + 1);
+  ca.relative_to_max = call.target.kind == accuracy_kind::max;
+  ca.target = target_bound(call.target, call.p.k);
+  ca.native = target_bound(accuracy_target{}, call.p.k);
+  ca.chosen = L.chosen;
+  return ca;
+}
+
+moduli_choice choose_on_device(const device_gemm& call, const layout& L,
+                               const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const bool certified = call.moduli.is_certified();
+  launch_choice_inputs(call, L, g);
+  if (certified && call.outcome != nullptr) {
+    // The certified count also goes to the call's outcome slot (engine/speculation.hpp), before
+    // the wait: a call that waits out still teaches the shape's history once its work is done.
+    choose_args ca = certified_choose_args(call, L);
+    ca.speculative = -1;
+    ca.smallest = call.outcome;
+    launch_choose(ca, call.stream);
+    OZDGEMM_CHECK_LAUNCH();
+    commit_outcome(call.outcome, call.stream);
+  }
+  unsigned long long host[3][kMaxModuli + 1] = {};
+  if (!fetch_when_ready(call, L.worst, (certified ? 3 : 2) * sizeof host[0], host)) {
+    moduli_choice c;
+    c.waited_out = true;
+    char why[96];
+    std::snprintf(why, sizeof why, "the stream had not reached the choice after %g s",
+                  kChoiceWaitSeconds);
+    c.why = why;
+    return c;
+  }
+  if (certified)  // the host reference: certified_ratios (reference/certified_choice.cpp)
+    return choose_moduli(call.target, p.k, [&](int s) { return bits_double(host[2][s]); });
+  // combine_ratios of the host reference's predicted_error (reference/auto_reference.cpp).
+  return choose_moduli(call.target, p.k, [&](int s) {
+    return combine_ratios(bits_double(host[0][s]), bits_double(host[1][s]), s, p.k);
+  });
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,84 @@
+// The steps of the GPU pipeline (engine/emulate.hpp) that every way of choosing the moduli
+// count shares: the operands as the per-vector kernels see them, the scaling scans, the exponents
+// of accurate scaling, the INT8 GEMMs and the CRT per block of rows of C, and the Karatsuba
+// form's sums and products. Enqueued on call.stream; nothing here waits for the host.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+#include "core/moduli.hpp"
+#include "crt.cuh"
+#include "engine/emulate.hpp"
+#include "engine/layout.hpp"
+
+namespace ozdgemm::detail {
+
+// How the s modulus GEMMs are issued. Measured on the H200 (bench/results/probes/README.md): one
+// strided-batched call is faster while one product is too small to fill the GPU (n = 2048: 0.86
+// vs 1.00 ms at s = 14), one call per modulus is faster from n = 4096 up (3.05 vs 3.43 ms; 131 vs
+// 134 ms at n = 16384). The switch sits at 2^35 = 3.2e10 multiply-adds per modulus, between the
+// measured sizes. OZDGEMM_GEMM_BATCHING=batched|looped overrides the rule (read once), for
+// measurements.
+bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k_pad);
+
+// The two operands as the per-vector kernels see them, with the layout's padded plane sizes.
+operand_vectors vectors_a(const device_gemm& call, const layout& L);
+operand_vectors vectors_b(const device_gemm& call, const layout& L);
+
+// The columns of B whose statistics are scanned: the first n' of a complex call's B*
+// (device_gemm::mirrored_b), all of them otherwise.
+operand_vectors scanned_vectors_b(const device_gemm& call, const layout& L);
+
+// What B's residues are written from: in the Karatsuba form only the first k' of each column of
+// B* (Re B, Im B), which is all its GEMMs read of B (karatsuba_gemms).
+operand_vectors residue_vectors_b(const device_gemm& call, const layout& L);
+
+// One operand's scaling statistics: exponent extremes and non-finite flags, with a per-call
+// choice's sums (`stats`), and fast mode's norms; with norm1 (a certified call, fast scaling) the
+// certificate's l1 norms in the same pass as fast mode's norms.
+void scan_operand(const operand_vectors& v, bool stats, bool fast, int* emax, uint32_t* flags,
+                  unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* sum_q2,
+                  unsigned long long* norm1, cudaStream_t st);
+
+// Accurate mode's exponents for one moduli count, from the bound GEMM's U.
+void accurate_exponents(const device_gemm& call, const layout& L, const modulus_table& tb);
+
+// Records e on s when e is set (stage_events' optional instrumentation).
+void record(cudaEvent_t e, cudaStream_t s);
+
+// Bit s set: the residues of s moduli round to nearest at depth k (scaling_rules.hpp).
+uint32_t nearest_mask_for(int64_t k);
+
+// Rows [i0, i0 + rows) of C as a problem of their own (padded rows; m >= 1: the padding is under
+// 16 rows).
+gemm_problem block_problem(const gemm_problem& p, int64_t i0, int64_t rows);
+
+// The CRT's arguments for rows [i0, i0 + rows) of C (pb: the block's problem); in the Karatsuba
+// form the CRT combines the three products (karatsuba_gemms).
+crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_problem& pb, int64_t i0,
+                      int64_t rows);
+
+// The residue planes of Re + Im of both operands of the Karatsuba form, once the residues exist;
+// chosen: the count chosen on the GPU, with tb the table of kMaxModuli (launch_residue_sums).
+void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb,
+                    const int* chosen = nullptr);
+
+// Step 3 for rows [i0, i0 + rows) of C: the INT8 GEMMs of tb.s moduli per k-block, batched over
+// the moduli or one call each (batched_gemms), on g.stream; between k-blocks the INT32 sums are
+// reduced mod m_t so that the next block cannot overflow.
+void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                 const modulus_table& tb, int64_t i0, int64_t rows);
+
+// Steps 2-4 of a call whose count tb.s is known on the host: the residues (A's unless
+// prepare_a is false: reuse_a) from the exponents exp_a and exp_b, then per block of rows of C
+// (one block unless the products would outgrow the workspace bound, rule_row_block) the INT8
+// GEMMs and the reduction + CRT + inverse scaling + alpha/beta; the CRT writes C only where
+// *only_if == tb.s when only_if is set (launch_crt).
+void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                      const operand_vectors& va, const modulus_table& tb, const int* exp_a,
+                      const int* exp_b, bool prepare_a, const int* only_if);
+
+}  // namespace ozdgemm::detail
