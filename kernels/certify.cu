@@ -79,8 +79,8 @@ struct norm_pair_op {
 };
 
 __global__ void band_drop_kernel(int64_t nvec, const int* emax_enc,
-                                 const unsigned long long* exp_sum, const unsigned int* nnz,
-                                 int* drop) {
+                                  const unsigned long long* exp_sum, const unsigned int* nnz,
+                                  int* drop) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < nvec)
     drop[v] = band_drop(decode_emax(emax_enc[v]), static_cast<long long>(exp_sum[v]), nnz[v]);
@@ -226,8 +226,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) r = part[threadIdx.x][w] > r ? part[threadIdx.x][w] : r;
     if (r > 0.0)  // the max is exact and order-free: the same bits as the host's
-      atomicMax(a.worst + threadIdx.x + kMinModuli,
-                static_cast<unsigned long long>(double_bits(r)));
+      atomicMax(a.worst + threadIdx.x + kMinModuli, static_cast<unsigned long long>(double_bits(r)));
   }
 }
 

@@ -1,4 +1,5 @@
 #include "choice.cuh"
+
 #include "core/count_search.hpp"
 #include "core/hd.hpp"
 #include "core/moduli.hpp"
@@ -51,7 +52,7 @@ void launch_choose(const choose_args& a, cudaStream_t stream) {
 void launch_select_exponents(const int* exps_all, int64_t nvec, const int* chosen, int* exp,
                              cudaStream_t stream) {
   select_exponents_kernel<<<grid_dim(nvec, 256, 1024), 256, 0, stream>>>(exps_all, nvec, chosen,
-                                                                         exp);
+                                                                        exp);
 }
 
 void launch_set_condition(cudaGraphConditionalHandle handle, const int* chosen,

@@ -1,7 +1,8 @@
+#include "residues.cuh"
+
 #include "core/element.hpp"
 #include "planes.cuh"
 #include "residue_table.hpp"
-#include "residues.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -14,9 +15,9 @@ struct residue_gen {
   using state = signed_chunks;
   const int* exps;
   residue_table rt;
-  bool nearest;           // rounds_to_nearest(tb, k)
-  const int* chosen;      // Chosen only
-  uint32_t nearest_mask;  // Chosen only
+  bool nearest;            // rounds_to_nearest(tb, k)
+  const int* chosen;       // Chosen only
+  uint32_t nearest_mask;   // Chosen only
   __device__ vec vector(int64_t v) const { return exps[v]; }
   __device__ state prepare(double x, int e) const {
     const bool rn = Chosen ? ((nearest_mask >> *chosen) & 1u) != 0 : nearest;

@@ -47,8 +47,7 @@ struct norm_op {
 };
 
 __global__ void fast_exponent_kernel(int64_t nvec, const int* emax_enc,
-                                     const unsigned long long* sum_q2, modulus_table tb,
-                                     int* exps) {
+                                     const unsigned long long* sum_q2, modulus_table tb, int* exps) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < nvec) exps[v] = fast_exponent(decode_emax(emax_enc[v]), sum_q2[v], tb);
 }
@@ -116,8 +115,9 @@ constexpr int kRowChunk = 256;  // columns per block in the row pass
 
 // Threads along i (coalesced); each block covers kRowChunk columns, then an atomicMax on the
 // bits of a non-negative double, which orders like the value.
-__global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t m_pad,
-                               int64_t n_pad, const int* head_b, unsigned long long* row_max_bits) {
+__global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                               int64_t m_pad, int64_t n_pad, const int* head_b,
+                               unsigned long long* row_max_bits) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= m) return;
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
@@ -246,9 +246,10 @@ __global__ void column_ratio_kernel(int64_t n, int64_t k, const long long* col_m
 // s = 2, and the cap of 78), so 2^h U_ij is a normal double and
 // its bit pattern is U_ij's plus h << 52: exactly scale_pow2 (what row_max_kernel and the host
 // reference compute), at the cost of an integer add. Zero entries stay out of the maximum.
-__global__ void __launch_bounds__(256)
-    row_max_all_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t m_pad,
-                       int64_t n_pad, const int* head_all, unsigned long long* row_max_all) {
+__global__ void __launch_bounds__(256) row_max_all_kernel(const int32_t* u, int64_t nblk, int64_t m,
+                                                          int64_t n, int64_t m_pad, int64_t n_pad,
+                                                          const int* head_all,
+                                                          unsigned long long* row_max_all) {
   __shared__ int head[kAutoSpan][kRowChunk];
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
   const int64_t j1 = j0 + kRowChunk < n ? j0 + kRowChunk : n;

@@ -119,16 +119,49 @@ bool emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting m
     *out = L.total_bytes;
     return L.fits;
   };
-  if (!bytes_of(moduli.layout_count(), bytes)) return false;
+  if (!moduli.is_certified()) return bytes_of(moduli.layout_count(), bytes);
   // A certified call may run the layout of a speculated count (enqueue_speculative), whose row
-  // blocks can hold more products than kMaxModuli's.
-  if (moduli.is_certified())
-    for (int s = kMinModuli; s <= kMaxModuli; ++s) {
-      size_t b = 0;
-      if (!bytes_of(s, &b)) return false;
-      *bytes = b > *bytes ? b : *bytes;
+  // blocks can hold more products than kMaxModuli's: the largest of the 20 layouts. That is 2 us
+  // of host time per call, so each thread keeps the answers for its last few shapes.
+  struct sized {
+    int64_t m, n, k, row_block, half_k, half_n;
+    int mode, backend;
+    size_t bytes;
+    bool fits, valid;
+  };
+  constexpr int kCached = 8;
+  thread_local sized cache[kCached] = {};
+  thread_local int next = 0;
+  const sized key{m,
+                  n,
+                  k,
+                  row_block,
+                  halves.k,
+                  halves.n,
+                  static_cast<int>(mode),
+                  static_cast<int>(backend),
+                  0,
+                  false,
+                  true};
+  for (const sized& c : cache)
+    if (c.m == key.m && c.n == key.n && c.k == key.k && c.row_block == key.row_block &&
+        c.half_k == key.half_k && c.half_n == key.half_n && c.mode == key.mode &&
+        c.backend == key.backend && c.valid) {
+      *bytes = c.bytes;
+      return c.fits;
     }
-  return true;
+  sized found = key;
+  found.fits = bytes_of(moduli.layout_count(), &found.bytes);
+  for (int s = kMinModuli; s <= kMaxModuli && found.fits; ++s) {
+    size_t b = 0;
+    found.fits = bytes_of(s, &b);
+    found.bytes = b > found.bytes ? b : found.bytes;
+  }
+  if (!found.fits) found.bytes = 0;
+  cache[next] = found;
+  next = (next + 1) % kCached;
+  *bytes = found.bytes;
+  return found.fits;
 }
 
 size_t emulation_workspace_bytes(int64_t m, int64_t n, int64_t k, moduli_setting moduli,

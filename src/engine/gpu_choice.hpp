@@ -93,8 +93,7 @@ class gpu_choice_graphs {
   // One conditional node after the work on `capturing` (a stream under capture): its value set
   // by a kernel from *chosen, `bodies` bodies, body b filled by fill(b, stream) when wanted(b).
   void add_conditional(cudaStream_t capturing, cublasHandle_t handle, const int* chosen,
-                       bool count_switch, unsigned bodies,
-                       const std::function<bool(unsigned)>& wanted,
+                       bool count_switch, unsigned bodies, const std::function<bool(unsigned)>& wanted,
                        const std::function<void(unsigned, cudaStream_t)>& fill);
   // What build() enqueues on the build stream, as a graph; and that graph made executable (and
   // destroyed).

@@ -81,21 +81,18 @@ run_outcome enqueue_on(handle_context& ctx, device_gemm call, size_t bytes, Enqu
   void* ws = ctx.workspace(bytes);
   call.int8_handle = ctx.cublas();
   const bool speculated = call.speculative > 0 || call.certify_only;
-  if (chooses_on_gpu(call) || speculated) {
+  const bool graphs = chooses_on_gpu(call);
+  if (graphs || speculated) {
     call.graphs = &ctx.gpu_choice();
-  } else {
-    call.choose_on_gpu = false;  // the host's choice below (a speculating shape's first call)
-    if (call.moduli.chooses_per_call()) {
-      call.choice_ready = ctx.choice_event();
-      call.choice_copy = ctx.choice_stream();
-    }
+  } else if (call.moduli.chooses_per_call()) {  // the host's choice (a speculating shape's first)
+    call.choice_ready = ctx.choice_event();
+    call.choice_copy = ctx.choice_stream();
   }
   // A certified call with a shape writes its certified count to an outcome slot (the engine
   // commits it right after the chooser kernel), a speculating one and a host's choice alike; the
   // host's choice is then learnt at once, since the host has waited past that point.
-  const bool certified_shape =
-      call.shape != nullptr && call.moduli.is_certified() && !chooses_on_gpu(call);
-  if (certified_shape) call.outcome = reserve_outcome(*call.shape);
+  if (call.shape != nullptr && call.moduli.is_certified() && !graphs)
+    call.outcome = reserve_outcome(*call.shape);
   run_outcome out;
   try {
     out.s = enqueue(call, ws, &out.choice);
