@@ -25,6 +25,7 @@
 #include "reference/host_reference.hpp"
 #include "spin_kernel.cuh"
 #include "support/auto_inputs.hpp"
+#include "support/dd_reference.hpp"
 #include "support/inputs.hpp"
 #include "zgemm_problem.hpp"
 
@@ -72,18 +73,12 @@ size_t beyond_native_bound(const operand_pair& in, const std::vector<double>& go
                            const std::vector<double>& native) {
   const int64_t m = in.a.rows, n = in.b.cols, k = in.a.cols;
   const double u = std::ldexp(1.0, -53);
+  std::vector<double> abs_ab(static_cast<size_t>(m * n));
+  ozdgemm::test::abs_product('N', 'N', m, n, k, in.a.data.data(), m, in.b.data.data(), k,
+                             abs_ab.data(), m);
   size_t bad = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    std::vector<double> abs_ab(m, 0.0);
-    for (int64_t l = 0; l < k; ++l) {
-      const double b = std::fabs(in.b.data[j * k + l]);
-      for (int64_t i = 0; i < m; ++i) abs_ab[i] += std::fabs(in.a.data[l * m + i]) * b;
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      const double d = std::fabs(got[j * m + i] - native[j * m + i]);
-      if (!(d <= 2.0 * (k + 2) * u * abs_ab[i])) ++bad;
-    }
-  }
+  for (int64_t e = 0; e < m * n; ++e)
+    if (!(std::fabs(got[e] - native[e]) <= 2.0 * (k + 2) * u * abs_ab[e])) ++bad;
   return bad;
 }
 
@@ -238,18 +233,17 @@ TEST_F(SpeculativeCount, UncertifiedLaunchedCountRunsTheFp64Fallback) {
           if (sc.alpha != 0.0) EXPECT_EQ(grown_slot(before, tally_now()), 0) << "the fallback ran";
           ASSERT_CUBLAS(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
           const std::vector<double> got = dc.to_host(), native = dn.to_host();
+          std::vector<double> abs_ab(static_cast<size_t>(m * n));
+          ozdgemm::test::abs_product(ta == CUBLAS_OP_N ? 'N' : 'T', tb == CUBLAS_OP_N ? 'N' : 'T',
+                                     m, n, k, a.data.data(), lda, b.data.data(), ldb, abs_ab.data(),
+                                     m);
           size_t bad = 0;
           for (int64_t j = 0; j < n; ++j)
             for (int64_t i = 0; i < m; ++i) {
-              double abs_ab = 0.0;
-              for (int64_t l = 0; l < k; ++l) {
-                const double x = ta == CUBLAS_OP_N ? a.data[l * lda + i] : a.data[i * lda + l];
-                const double y = tb == CUBLAS_OP_N ? b.data[j * ldb + l] : b.data[l * ldb + j];
-                abs_ab += std::fabs(x * y);
-              }
               const double c = sc.beta == 0.0 ? 0.0 : std::fabs(c0.data[j * ldc + i]);
               const double bound =
-                  4.0 * (k + 2) * u * (std::fabs(sc.alpha) * abs_ab + std::fabs(sc.beta) * c);
+                  4.0 * (k + 2) * u *
+                  (std::fabs(sc.alpha) * abs_ab[j * m + i] + std::fabs(sc.beta) * c);
               const double g = got[j * ldc + i], w = native[j * ldc + i];
               if (!std::isfinite(g) || !(std::fabs(g - w) <= bound)) ++bad;
             }
@@ -288,15 +282,16 @@ TEST_F(SpeculativeCount, UncertifiedComplexCountRunsTheFp64Fallback) {
             OZDGEMM_STATUS_SUCCESS);
   EXPECT_EQ(grown_slot(before, tally_now()), 0) << "the fallback ran";
   const std::vector<zdouble> got = z.c.to_host();
-  // |A||B| of the complex product, bounded by the sum over l of |a||b| (moduli of complex numbers).
+  std::vector<double> abs_ab(static_cast<size_t>(m * n));
+  ozdgemm::test::abs_zproduct('N', 'C', m, n, k, z.A.ptr(), z.A.ld, z.B.ptr(), z.B.ld,
+                              abs_ab.data(), m);
   const double u = std::ldexp(1.0, -53);
   size_t bad = 0;
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
-      double abs_ab = 0.0;
-      for (int64_t l = 0; l < k; ++l) abs_ab += std::abs(z.A(i, l)) * std::abs(z.B(j, l));
-      const double bound = 8.0 * (k + 2) * u *
-                           (std::abs(z.alpha) * abs_ab + std::abs(z.beta) * std::abs(z.C0(i, j)));
+      const double bound =
+          8.0 * (k + 2) * u *
+          (std::abs(z.alpha) * abs_ab[j * m + i] + std::abs(z.beta) * std::abs(z.C0(i, j)));
       if (!(std::abs(got[j * z.C0.ld + i] - native[j * z.C0.ld + i]) <= bound)) ++bad;
     }
   EXPECT_EQ(bad, 0u);
