@@ -312,8 +312,8 @@ int main(int argc, char** argv) {
         // Host time of a call (synchronised; the median of 3, warm), for the cost of the
         // per-call choices against each other and against the fixed s of the oracle.
         // used == nullptr with a certified s: ozdgemm_dgemm with the choice on the GPU for every
-        // call (as OZDGEMM_CHOICE=gpu; the _ex entry, reporting s, chooses on the host after one
-        // synchronisation).
+        // call (the graph choice, set_gpu_choice_everywhere; the _ex entry, reporting s, chooses
+        // on the host after one synchronisation).
         auto call_ms = [&](int s, int* used) {
           double t[3];
           for (double& ti : t) {

@@ -1,7 +1,7 @@
 // Whether a stream capture in one thread survives what another thread does meanwhile: the
-// question behind the eager default of the certified count's choice (OZDGEMM_CHOICE,
-// engine/gpu_choice.hpp), whose graphs are captured on the first call of a shape and whenever a
-// call's arguments change.
+// question behind keeping graph captures out of eager calls (engine/gpu_choice.hpp: the
+// certified count's graphs were captured on the first call of a shape and whenever a call's
+// arguments changed; eager calls now speculate the count instead, engine/speculation.hpp).
 //
 // Four threads each capture a small graph in a loop (cudaStreamCaptureModeThreadLocal, on their
 // own non-blocking streams), instantiate it, launch it and wait for it. One more thread does, in

@@ -30,7 +30,7 @@ struct moduli_outlook {
   // Calls of the shape decided since its last recorded outcome (the retry rule of decision.cpp).
   uint32_t decided_since = 0;
   // Set by the caller: the call's choice runs on the host, which learns its count and applies
-  // auto mode's gate. A count chosen on the GPU (under capture, OZDGEMM_CHOICE=gpu) runs as
+  // auto mode's gate. A count chosen in graph conditionals (under capture) runs as
   // chosen and is never learnt, so such a call is not tried on a hunch (decision.hpp).
   bool host_choice = true;
 };

@@ -1,10 +1,10 @@
 // The certified moduli count chosen on the GPU (engine/gpu_choice.hpp), which ozdgemm_dgemm and
-// the cuBLAS hooks use under graph capture always, and for eager calls with OZDGEMM_CHOICE=gpu
+// the cuBLAS hooks use under graph capture always, and for eager calls where a test asks for it (set_gpu_choice_everywhere)
 // (the tests set it with set_gpu_choice_everywhere):
 //   - the same s as the host reference's certified choice (the GPU's tally counts it) and the
 //     same bits, over the issue's sets, anti-aligned inputs, both scalings and three targets; a
 //     call that no s serves gives native cublasDgemm's bits, in both pointer modes;
-//   - no host synchronisation with OZDGEMM_CHOICE=gpu: behind a 200 ms spinning kernel on the
+//   - no host synchronisation with the graph choice: behind a 200 ms spinning kernel on the
 //     same stream, an emulated 4096^3 call returns to the host while the kernel still spins;
 //   - graph capture: one captured call replayed on three inputs in the same buffers (one of them
 //     anti-aligned, which no s serves) gives on each the s and the bits of the uncaptured call
@@ -67,7 +67,8 @@ std::vector<double> native_without_workspace(device_problem& d, const host_matri
   return d.c.to_host();
 }
 
-// Every call chooses on the GPU (OZDGEMM_CHOICE=gpu, the default), whatever the environment.
+// Every call chooses on the GPU in graph conditionals (the test override), whatever the
+// environment.
 class GpuChoiceTest : public AutoGpuTest {
  protected:
   void SetUp() override {

@@ -1,6 +1,6 @@
 // The certified count of complex calls chosen on the GPU (engine/gpu_choice.hpp; docs/complex.md,
 // section 3), in the Karatsuba and the four-product form:
-//   - eager ozdgemm_zgemm calls with OZDGEMM_CHOICE=gpu run the s that the host's choice
+//   - eager ozdgemm_zgemm calls with the graph choice (set_gpu_choice_everywhere) run the s that the host's choice
 //     (ozdgemm_zgemm_ex) reports, counted by the GPU's tally, and give that call's bits, over op
 //     pairs, both scalings, both pointer modes and a depth whose halves need two k-blocks;
 //     where no s serves (anti-aligned inputs), C is native DGEMM on the embedding followed by
