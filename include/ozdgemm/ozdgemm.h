@@ -171,6 +171,40 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, i
                                                      cuDoubleComplex beta, cuDoubleComplex* C,
                                                      int64_t ldc, ozdgemm_options_t options);
 
+/* Batched host references: batch_count independent products C_i = alpha op(A_i) op(B_i) +
+ * beta C_i, each bit-identical to ozdgemm_dgemm_reference (ozdgemm_zgemm_reference) on matrix i
+ * with the same options; a per-call choice of s is made per matrix, from that matrix's data.
+ * - Strided forms: A_i = A + i stride_a (elements: doubles, or cuDoubleComplex values), likewise
+ *   B_i and C_i, as cublasDgemmStridedBatched. A stride of 0 shares one operand between all
+ *   products (a broadcast); the C_i must not overlap (else C is as if computed in order i).
+ * - Pointer-array forms: A_i = A[i], B_i = B[i], C_i = C[i] (host arrays of host pointers).
+ * - Every argument is checked before any C_i is written: batch_count < 0, a bad size,
+ *   leading dimension, op or option, a null array, or a matrix outside the address space is
+ *   OZDGEMM_STATUS_INVALID_VALUE and nothing is written. batch_count == 0, m == 0 or n == 0
+ *   returns at once (the arrays unread). Scratch memory that cannot be had returns
+ *   OZDGEMM_STATUS_ALLOC_FAILED; the C_i before the matrix that met it hold their results. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched_reference(
+    char transa, char transb, int64_t m, int64_t n, int64_t k, double alpha, const double* A,
+    int64_t lda, int64_t stride_a, const double* B, int64_t ldb, int64_t stride_b, double beta,
+    double* C, int64_t ldc, int64_t stride_c, int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched_reference(
+    char transa, char transb, int64_t m, int64_t n, int64_t k, double alpha,
+    const double* const A[], int64_t lda, const double* const B[], int64_t ldb, double beta,
+    double* const C[], int64_t ldc, int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched_reference(
+    char transa, char transb, int64_t m, int64_t n, int64_t k, cuDoubleComplex alpha,
+    const cuDoubleComplex* A, int64_t lda, int64_t stride_a, const cuDoubleComplex* B,
+    int64_t ldb, int64_t stride_b, cuDoubleComplex beta, cuDoubleComplex* C, int64_t ldc,
+    int64_t stride_c, int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched_reference(
+    char transa, char transb, int64_t m, int64_t n, int64_t k, cuDoubleComplex alpha,
+    const cuDoubleComplex* const A[], int64_t lda, const cuDoubleComplex* const B[], int64_t ldb,
+    cuDoubleComplex beta, cuDoubleComplex* const C[], int64_t ldc, int64_t batch_count,
+    ozdgemm_options_t options);
+
 /* Frees what the library cached for `handle` (private handle, workspace). Call before
  * cublasDestroy(handle) once no ozdgemm work on it is pending; safe if nothing is cached. */
 OZDGEMM_API void ozdgemm_release_handle(cublasHandle_t handle);

@@ -63,4 +63,26 @@ inline bool addressable_matrix(const void* p, int64_t rows, int64_t cols, int64_
   return checked_add(reinterpret_cast<uintptr_t>(p), static_cast<uintptr_t>(bytes), &end);
 }
 
+// *out = p advanced by index * stride elements of `element` bytes (stride may be negative or
+// 0): the i-th matrix of a strided batch. False when the offset overflows int64_t or the
+// address wraps; such a batch describes no memory any caller can own.
+inline bool strided_element(const void* p, int64_t index, int64_t stride, size_t element,
+                            const void** out) {
+  int64_t elems = 0, bytes = 0;
+  if (!checked_mul(index, stride, &elems) ||
+      !checked_mul(elems, static_cast<int64_t>(element), &bytes))
+    return false;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  uintptr_t at = 0;
+  if (bytes >= 0) {
+    if (!checked_add(base, static_cast<uintptr_t>(bytes), &at)) return false;
+  } else {
+    const uintptr_t back = static_cast<uintptr_t>(-(bytes + 1)) + 1;  // |bytes|, INT64_MIN too
+    if (base < back) return false;
+    at = base - back;
+  }
+  *out = reinterpret_cast<const void*>(at);
+  return true;
+}
+
 }  // namespace ozdgemm::detail

@@ -115,6 +115,24 @@ TEST(CheckedMath, BytesAndExtents) {
   EXPECT_FALSE(detail::addressable_matrix(top, 1024, 1, 1024));  // 8 KiB would wrap
 }
 
+TEST(CheckedMath, StridedElementsOfABatch) {
+  using detail::strided_element;
+  const void* at = nullptr;
+  const auto* base = reinterpret_cast<const char*>(uintptr_t{1} << 40);
+  EXPECT_TRUE(strided_element(base, 3, 10, 8, &at));
+  EXPECT_EQ(at, base + 240);
+  EXPECT_TRUE(strided_element(base, 3, -10, 16, &at));  // a negative stride walks back
+  EXPECT_EQ(at, base - 480);
+  EXPECT_TRUE(strided_element(base, 1000, 0, 8, &at));  // broadcast
+  EXPECT_EQ(at, base);
+  EXPECT_FALSE(strided_element(base, 2, kMaxI64 / 2 + 1, 1, &at));  // index * stride overflows
+  EXPECT_FALSE(strided_element(base, 1, kTwo62, 8, &at));            // the bytes overflow
+  EXPECT_FALSE(strided_element(base, 1, -(int64_t{1} << 41), 1, &at));  // below address 0
+  EXPECT_FALSE(strided_element(base, 1, std::numeric_limits<int64_t>::min(), 1, &at));
+  const void* top = reinterpret_cast<const void*>(~uintptr_t{0} - 4095);
+  EXPECT_FALSE(strided_element(top, 1, 4096, 1, &at));  // wraps past the top
+}
+
 TEST(CheckedMath, WorkspaceAndScratchSizesRefuseOverflow) {
   using detail::scaling_mode;
   size_t b = 0;
