@@ -128,6 +128,11 @@ config load() {
     if (parse_long(v, &x) && x >= 0) c.host_tile = x;
     else invalid("OZDGEMM_HOST_TILE", v, "an integer >= 0", "0 (by size)");
   }
+  if (const char* v = env("OZDGEMM_LEVEL3_BLOCK")) {
+    long long x = 0;
+    if (parse_long(v, &x) && x >= 1) c.level3_block = x;
+    else invalid("OZDGEMM_LEVEL3_BLOCK", v, "an integer >= 1", "256");
+  }
   if (const char* v = env("OZDGEMM_MAX_WORKSPACE")) {
     size_t x = 0;
     if (parse_bytes(v, &x)) c.max_workspace = x;

@@ -22,6 +22,7 @@
 //   OZDGEMM_HOST_THREADS  threads that pack host operands for the GPU(s), all host-path
 //                         workers together (min(cores, 16 x GPUs))
 //   OZDGEMM_HOST_TILE     columns of C per pipelined tile on the host path (0: chosen by size)
+//   OZDGEMM_LEVEL3_BLOCK  order of the diagonal blocks the Level-3 routines leave native
 //   OZDGEMM_MAX_WORKSPACE largest emulation workspace per handle and device, bytes with an
 //                         optional K, M or G suffix (powers of 1024); a call needing more runs
 //                         natively. 0 = no cap                         (0)
@@ -68,6 +69,7 @@ struct config {
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware
   long long host_tile = 0;     // 0: chosen by size
+  long long level3_block = 256;  // order below which a Level-3 block runs natively
   size_t max_workspace = 0;    // bytes; 0 = no cap (engine/handle_context.hpp)
 
   // Multi-GPU host path (host_path/offload.cpp). devices empty and all_devices false:

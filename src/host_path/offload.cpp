@@ -124,6 +124,32 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
 
 }  // namespace
 
+const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
+  try {
+    if (m <= 0 || n <= 0 || k <= 0) return "trivial call";
+    if (!cuda_usable_in_this_process()) return cuda_unusable_reason();
+    const config& cfg = settings();
+    if (cfg.mode != run_mode::native)
+      if (const char* why = gpu_unavailable()) return why;
+    static const gpu_rates no_rates;  // native mode consults no GPU
+    const gpu_rates* rates = &no_rates;
+    const char* cannot = nullptr;
+    const int64_t pn = complex ? 2 * n : n, pk = complex ? 2 * k : k;
+    if (cfg.mode != run_mode::native) {
+      const gpu_model& gpu =
+          model_of_device(host_devices().devices.front(),
+                          consults_model(cfg, m, pn, pk) ? cfg.calibrate : calibrate_mode::off);
+      rates = &gpu.rates;
+      cannot = gpu.unusable;
+    }
+    const route rt =
+        decide_route(cfg, call_site::host, cannot, m, pn, pk, true, *rates, 1.0, false, nullptr);
+    return rt.emulate ? nullptr : rt.reason;
+  } catch (...) {
+    return "internal error";
+  }
+}
+
 host_offload_result try_host_offload(const host_gemm& g, const char* entry,
                                      host_embedded_call* embedded) noexcept {
   const auto t0 = std::chrono::steady_clock::now();

@@ -60,4 +60,10 @@ class host_embedded_call {
 host_offload_result try_host_offload(const host_gemm& g, const char* entry,
                                      host_embedded_call* embedded = nullptr) noexcept;
 
+// Why try_host_offload would not emulate a call of this shape now (the GPU unusable, the mode,
+// the model: a static string), or nullptr when it would; no log line, no count. complex: a
+// ZGEMM of that shape, priced as its real embedding (m x 2n x 2k). The Level-3 routines ask it
+// before splitting a block into GEMMs. Never throws.
+const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept;
+
 }  // namespace ozdgemm::detail

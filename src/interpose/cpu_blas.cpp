@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -141,6 +142,24 @@ cblas_zgemm_fn cpu_cblas_zgemm() noexcept {
   static const cblas_zgemm_fn f =
       reinterpret_cast<cblas_zgemm_fn>(cpu_blas_symbol("cblas_zgemm", false));
   return f;
+}
+
+void* cpu_level3(const char* name, bool required) noexcept {
+  static std::mutex mutex;
+  static auto* found = new std::map<std::string, void*>();  // leaked: used until exit
+  try {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      const auto it = found->find(name);
+      if (it != found->end()) return it->second;
+    }
+    void* p = cpu_blas_symbol(name, required);  // outside the lock: it may log and dlopen
+    std::lock_guard<std::mutex> lock(mutex);
+    found->emplace(name, p);
+    return p;
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 }  // namespace ozdgemm::detail

@@ -50,4 +50,24 @@ cblas_dgemm_fn cpu_cblas_dgemm() noexcept;
 zgemm_fn cpu_zgemm() noexcept;
 cblas_zgemm_fn cpu_cblas_zgemm() noexcept;
 
+// The Fortran Level-3 routines other than GEMM (LP64), by the shape of their arguments; scalars
+// and matrices by address (double, or COMPLEX*16 pairs; ZHERK's alpha and beta, ZHER2K's beta
+// are DOUBLE PRECISION), then the hidden lengths of the CHARACTER arguments.
+//   xSYRK, xHERK:           UPLO TRANS N K ALPHA A LDA BETA C LDC
+using rank_k_fn = void (*)(const char*, const char*, const int*, const int*, const void*,
+                           const void*, const int*, const void*, void*, const int*, std::size_t,
+                           std::size_t);
+//   xSYR2K, xHER2K, xSYMM, xHEMM: two CHARACTERs, two sizes, ALPHA A LDA B LDB BETA C LDC
+using two_operand_fn = void (*)(const char*, const char*, const int*, const int*, const void*,
+                                const void*, const int*, const void*, const int*, const void*,
+                                void*, const int*, std::size_t, std::size_t);
+//   xTRMM, xTRSM:           SIDE UPLO TRANSA DIAG M N ALPHA A LDA B LDB
+using triangular_fn = void (*)(const char*, const char*, const char*, const char*, const int*,
+                               const int*, const void*, const void*, const int*, void*,
+                               const int*, std::size_t, std::size_t, std::size_t, std::size_t);
+
+// The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", ...), cached after the first call;
+// nullptr when it has none (logged as cpu_blas_symbol logs it).
+void* cpu_level3(const char* name, bool required = true) noexcept;
+
 }  // namespace ozdgemm::detail

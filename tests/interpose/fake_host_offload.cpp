@@ -10,6 +10,11 @@
 
 namespace ozdgemm::detail {
 
+// Every non-trivial call is emulated here, as try_host_offload below does.
+const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool) noexcept {
+  return m > 0 && n > 0 && k > 0 ? nullptr : "trivial call";
+}
+
 host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
                                      host_embedded_call* embedded) noexcept {
   double_call call;
