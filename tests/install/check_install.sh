@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix and builds a program against it twice: with
-# pkg-config (ozdgemm.pc) and with CMake's find_package(ozdgemm). Both programs must run.
+# pkg-config (ozdgemm.pc) and with CMake's find_package(ozdgemm). Both programs must run, and the
+# audit module must lie beside libozdgemm.so.
 #
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR WORKDIR
 set -uo pipefail
@@ -13,6 +14,7 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 ||
   { cat "$work/install.log"; fail "cmake --install"; }
 libdir=$(dirname "$(find "$prefix" -name 'libozdgemm.so' | head -n 1)")
 [[ -n $libdir ]] || fail "no libozdgemm.so installed"
+[[ -f $libdir/libozdgemm_audit.so ]] || fail "no libozdgemm_audit.so beside libozdgemm.so"
 pc=$(find "$prefix" -name ozdgemm.pc | head -n 1)
 [[ -n $pc ]] || fail "no ozdgemm.pc installed"
 

@@ -6,13 +6,16 @@
 #   - libcublas/libcublasLt are not NEEDED: the library loads cuBLAS on first use
 #     (src/common/cublas_api.hpp), since cuBLASLt's load-time constructor costs every process
 #     that preloads the library, DGEMM or not, ~80 ms and ~95 MB.
-# Usage: check_exports.sh path/to/libozdgemm.so path/to/allowed_exports.txt
+# Usage: check_exports.sh path/to/libozdgemm.so path/to/allowed_exports.txt [NEEDED...]
+# With NEEDED names (the audit module: libc.so.6 libdl.so.2), every NEEDED entry must be one.
 # An allow-list line `@include PATH` (relative to the allow-list's folder) adds every name of
 # that file (same syntax), e.g. the list of forwarded BLAS routines.
 set -euo pipefail
 
 lib=${1:?usage: check_exports.sh LIB ALLOWLIST}
 allow=${2:?usage: check_exports.sh LIB ALLOWLIST}
+shift 2
+needed_allowed=("$@")
 [[ -f $lib ]] || { echo "FAIL: no such library: $lib" >&2; exit 1; }
 [[ -f $allow ]] || { echo "FAIL: no such allow-list: $allow" >&2; exit 1; }
 
@@ -64,6 +67,10 @@ for dep in "${needed[@]}"; do
   fi
   if [[ $dep == libcublas.* || $dep == libcublasLt.* ]]; then
     echo "FAIL: $dep among NEEDED (cuBLAS must be loaded on first use)"
+    status=1
+  fi
+  if ((${#needed_allowed[@]})) && [[ " ${needed_allowed[*]} " != *" $dep "* ]]; then
+    echo "FAIL: $dep among NEEDED (allowed: ${needed_allowed[*]})"
     status=1
   fi
 done
