@@ -42,6 +42,14 @@ struct fortran_gemm_args {
   // Hidden CHARACTER lengths (gfortran convention). C callers often omit them; they are only
   // passed on, never read.
   std::size_t transa_len, transb_len;
+
+  // Every argument read through a pointer is there (else the call is not a valid Fortran call:
+  // the CPU BLAS does what it does with it).
+  bool complete() const {
+    return transa != nullptr && transb != nullptr && m != nullptr && n != nullptr && k != nullptr &&
+           alpha != nullptr && lda != nullptr && ldb != nullptr && beta != nullptr &&
+           ldc != nullptr;
+  }
 };
 
 template <gemm_family F>
@@ -92,5 +100,16 @@ void serve_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
 // for it (`missing_cblas` null), or the call is invalid and the CPU BLAS lacks the CBLAS routine
 // `missing_cblas` that would report it. Never throws.
 void log_not_run(const char* entry, const char* missing_cblas = nullptr) noexcept;
+
+// A Fortran call forwarded unchanged to the CPU BLAS's routine R (dgemm or zgemm) of family F.
+template <gemm_family F, gemm_routine R>
+void forward_fortran(const char* entry, const fortran_gemm_args<F>& f) noexcept {
+  if (auto real = cpu_fortran_gemm<F, R>()) {
+    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
+         f.transa_len, f.transb_len);
+    return;
+  }
+  log_not_run(entry);
+}
 
 }  // namespace ozdgemm::detail

@@ -31,9 +31,7 @@ bool valid_sizes(const host_gemm& g) {
 
 template <gemm_family F>
 bool to_host_gemm(const fortran_gemm_args<F>& f, host_gemm* g) {
-  if (f.transa == nullptr || f.transb == nullptr || f.m == nullptr || f.n == nullptr ||
-      f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
-      f.beta == nullptr || f.ldc == nullptr)
+  if (!f.complete())
     return false;  // not a valid Fortran call: let the CPU BLAS do what it does with it
   if (!parse_op(*f.transa, op_spelling::blas_char, &g->opa) ||
       !parse_op(*f.transb, op_spelling::blas_char, &g->opb))
@@ -72,12 +70,7 @@ bool to_host_gemm(const cblas_dgemm_args<F>& x, host_gemm* g) {
 
 template <gemm_family F>
 void forward(const char* entry, const fortran_gemm_args<F>& f) noexcept {
-  if (auto real = cpu_fortran_gemm<F, gemm_routine::dgemm>()) {
-    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
-         f.transa_len, f.transb_len);
-    return;
-  }
-  log_not_run(entry);
+  forward_fortran<F, gemm_routine::dgemm>(entry, f);
 }
 
 // Columns [first, first + count) of a valid column-major call, through the family's Fortran

@@ -38,10 +38,7 @@ bool to_complex_problem(int transa, int transb, op_spelling spelling, int64_t m,
 template <gemm_family F>
 bool to_complex_problem(const fortran_gemm_args<F>& f, complex_problem* p, complex_value* alpha,
                         complex_value* beta) {
-  if (f.transa == nullptr || f.transb == nullptr || f.m == nullptr || f.n == nullptr ||
-      f.k == nullptr || f.alpha == nullptr || f.lda == nullptr || f.ldb == nullptr ||
-      f.beta == nullptr || f.ldc == nullptr)
-    return false;
+  if (!f.complete()) return false;
   *alpha = complex_at(f.alpha);
   *beta = complex_at(f.beta);
   return to_complex_problem(*f.transa, *f.transb, op_spelling::blas_char, *f.m, *f.n, *f.k, f.a,
@@ -67,12 +64,7 @@ bool to_complex_problem(const cblas_zgemm_args<F>& x, complex_problem* p, comple
 
 template <gemm_family F>
 void forward(const char* entry, const fortran_gemm_args<F>& f) noexcept {
-  if (auto real = cpu_fortran_gemm<F, gemm_routine::zgemm>()) {
-    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
-         f.transa_len, f.transb_len);
-    return;
-  }
-  log_not_run(entry);
+  forward_fortran<F, gemm_routine::zgemm>(entry, f);
 }
 
 template <gemm_family F>
