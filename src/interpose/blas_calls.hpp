@@ -14,7 +14,9 @@
 
 #include <cstddef>
 
+#include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
+#include "interpose/real_symbol.hpp"
 
 namespace ozdgemm::detail {
 
@@ -100,6 +102,29 @@ void serve_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
 // for it (`missing_cblas` null), or the call is invalid and the CPU BLAS lacks the CBLAS routine
 // `missing_cblas` that would report it. Never throws.
 void log_not_run(const char* entry, const char* missing_cblas = nullptr) noexcept;
+
+// What serve_dgemm and serve_zgemm share: `offer()` hands the call to the GPU host path and is
+// true when the call was served there; it is tried for the outermost intercepted call of this
+// thread only, and `forward()` runs the call on the CPU BLAS otherwise, when the offer declines
+// or when it throws (logged).
+template <class Offer, class Forward>
+void serve_call(const char* entry, Offer offer, Forward forward) noexcept {
+  const bool outermost = !inside_interception();
+  interception_scope scope;
+  if (outermost) {
+    bool served = false;
+    try {
+      served = offer();
+    } catch (...) {
+      try {
+        logger().error("{}: internal error; using the CPU BLAS", entry);
+      } catch (...) {
+      }
+    }
+    if (served) return;
+  }
+  forward();
+}
 
 // A Fortran call forwarded unchanged to the CPU BLAS's routine R (dgemm or zgemm) of family F.
 template <gemm_family F, gemm_routine R>

@@ -5,7 +5,6 @@
 #include "common/logging.hpp"
 #include "host_path/offload.hpp"
 #include "interpose/blas_calls.hpp"
-#include "interpose/real_symbol.hpp"
 
 namespace ozdgemm::detail {
 
@@ -127,25 +126,16 @@ void finish_on_cpu(const char* entry, const host_gemm& g,
 
 template <gemm_family F, class Args>
 void serve(const char* entry, const Args& x) noexcept {
-  const bool outermost = !inside_interception();
-  interception_scope scope;
-  if (outermost) {
-    host_gemm g{};
-    host_offload_result r;
-    try {
-      if (to_host_gemm(x, &g)) r = try_host_offload(g, entry);
-    } catch (...) {
-      try {
-        logger().error("{}: internal error; using the CPU BLAS", entry);
-      } catch (...) {
-      }
-    }
-    if (r.served) {
-      finish_on_cpu<F>(entry, g, r.left);
-      return;
-    }
-  }
-  forward(entry, x);
+  serve_call(
+      entry,
+      [&] {
+        host_gemm g{};
+        if (!to_host_gemm(x, &g)) return false;
+        const host_offload_result r = try_host_offload(g, entry);
+        if (r.served) finish_on_cpu<F>(entry, g, r.left);
+        return r.served;
+      },
+      [&] { forward(entry, x); });
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "common/logging.hpp"
 #include "host_path/complex_offload.hpp"
 #include "interpose/blas_calls.hpp"
-#include "interpose/real_symbol.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -96,24 +95,15 @@ void forward(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
 
 template <class Args>
 void serve(const char* entry, const Args& x) noexcept {
-  const bool outermost = !inside_interception();
-  interception_scope scope;
-  if (outermost) {
-    bool served = false;
-    try {
-      complex_problem p{};
-      complex_value alpha{}, beta{};
-      if (to_complex_problem(x, &p, &alpha, &beta))
-        served = try_host_zgemm_offload(p, alpha, beta, entry).served;
-    } catch (...) {
-      try {
-        logger().error("{}: internal error; using the CPU BLAS", entry);
-      } catch (...) {
-      }
-    }
-    if (served) return;
-  }
-  forward(entry, x);
+  serve_call(
+      entry,
+      [&] {
+        complex_problem p{};
+        complex_value alpha{}, beta{};
+        return to_complex_problem(x, &p, &alpha, &beta) &&
+               try_host_zgemm_offload(p, alpha, beta, entry).served;
+      },
+      [&] { forward(entry, x); });
 }
 
 }  // namespace
