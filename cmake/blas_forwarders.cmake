@@ -47,7 +47,8 @@ foreach(_line IN LISTS _fwd_lines)
   if(NOT _line MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "${_fwd_list}: '${_line}' is not a symbol name")
   endif()
-  if(_line MATCHES "^(cblas_)?[dz](gemm|syrk|herk|syr2k|her2k|symm|hemm|trmm|trsm)_?$")
+  if(_line MATCHES "^(scipy_)?(cblas_)?[dz](gemm|syrk|herk|syr2k|her2k|symm|hemm|trmm|trsm)(_|64_|_64_)?$"
+     OR _line MATCHES "^[DZ](GEMM|SYRK|HERK|SYR2K|HER2K|SYMM|HEMM|TRMM|TRSM)$")
     message(FATAL_ERROR "${_fwd_list}: ${_line} is intercepted (blas_hooks.cpp, "
                         "level3_hooks.cpp), not forwarded")
   endif()

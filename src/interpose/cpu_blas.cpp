@@ -122,28 +122,6 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
   }
 }
 
-dgemm_fn cpu_dgemm() noexcept {
-  static const dgemm_fn f = reinterpret_cast<dgemm_fn>(cpu_blas_symbol("dgemm_"));
-  return f;
-}
-
-cblas_dgemm_fn cpu_cblas_dgemm() noexcept {
-  static const cblas_dgemm_fn f =
-      reinterpret_cast<cblas_dgemm_fn>(cpu_blas_symbol("cblas_dgemm", false));
-  return f;
-}
-
-zgemm_fn cpu_zgemm() noexcept {
-  static const zgemm_fn f = reinterpret_cast<zgemm_fn>(cpu_blas_symbol("zgemm_"));
-  return f;
-}
-
-cblas_zgemm_fn cpu_cblas_zgemm() noexcept {
-  static const cblas_zgemm_fn f =
-      reinterpret_cast<cblas_zgemm_fn>(cpu_blas_symbol("cblas_zgemm", false));
-  return f;
-}
-
 void* cpu_level3(const char* name, bool required) noexcept {
   static std::mutex mutex;
   static auto* found = new std::map<std::string, void*>();  // leaked: used until exit

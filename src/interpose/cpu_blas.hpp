@@ -11,44 +11,93 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 namespace ozdgemm::detail {
 
-// Fortran DGEMM, gfortran/ifort/flang calling convention (LP64): every argument by
-// reference, then the hidden lengths of the two CHARACTER arguments.
-using dgemm_fn = void (*)(const char* transa, const char* transb, const int* m, const int* n,
-                          const int* k, const double* alpha, const double* a, const int* lda,
-                          const double* b, const int* ldb, const double* beta, double* c,
-                          const int* ldc, std::size_t transa_len, std::size_t transb_len);
+// The name families of the GEMM routines the library intercepts. Each intercepted name is
+// forwarded to the CPU BLAS's definition of the same name, so one family is one library's
+// naming and integer width:
+//   lp64         dgemm_, cblas_dgemm, zgemm_, cblas_zgemm (libblas.so.3; 32-bit integers)
+//   ilp64        dgemm_64_, cblas_dgemm64_, zgemm_64_, cblas_zgemm64_ (the 64-bit builds of
+//                reference BLAS and OpenBLAS)
+//   scipy_lp64   scipy_dgemm_, scipy_cblas_dgemm, ... (scipy-openblas, bundled by scipy's wheels)
+//   scipy_ilp64  scipy_dgemm_64_, scipy_cblas_dgemm64_, ... (scipy-openblas64, numpy's wheels)
+enum class gemm_family { lp64, ilp64, scipy_lp64, scipy_ilp64 };
+enum class gemm_routine { dgemm, cblas_dgemm, zgemm, cblas_zgemm };
+
+// Every INTEGER argument (Fortran) and every size and leading dimension (CBLAS) has this type.
+// The CBLAS layout and transpose arguments stay C enums, passed as int, in the ILP64 families
+// too: OpenBLAS's cblas.h declares them `enum CBLAS_ORDER` / `enum CBLAS_TRANSPOSE` and only the
+// sizes `blasint`, which openblas_config.h makes 64-bit (BLASLONG) under USE64BITINT.
+constexpr bool is_ilp64(gemm_family f) {
+  return f == gemm_family::ilp64 || f == gemm_family::scipy_ilp64;
+}
+template <gemm_family F>
+using blas_int = std::conditional_t<is_ilp64(F), std::int64_t, int>;
+
+// The symbol name of routine r in family f (e.g. scipy_cblas_dgemm64_).
+inline constexpr const char* kGemmNames[4][4] = {
+    {"dgemm_", "cblas_dgemm", "zgemm_", "cblas_zgemm"},
+    {"dgemm_64_", "cblas_dgemm64_", "zgemm_64_", "cblas_zgemm64_"},
+    {"scipy_dgemm_", "scipy_cblas_dgemm", "scipy_zgemm_", "scipy_cblas_zgemm"},
+    {"scipy_dgemm_64_", "scipy_cblas_dgemm64_", "scipy_zgemm_64_", "scipy_cblas_zgemm64_"}};
+constexpr const char* gemm_name(gemm_family f, gemm_routine r) {
+  return kGemmNames[static_cast<int>(f)][static_cast<int>(r)];
+}
+
+// Fortran DGEMM and ZGEMM, gfortran/ifort/flang calling convention: every argument by
+// reference (ZGEMM's COMPLEX*16 scalars and matrices as (re, im) pairs of doubles), then the
+// hidden lengths of the two CHARACTER arguments.
+template <class Int>
+using fortran_gemm_fn = void (*)(const char* transa, const char* transb, const Int* m, const Int* n,
+                                 const Int* k, const double* alpha, const double* a, const Int* lda,
+                                 const double* b, const Int* ldb, const double* beta, double* c,
+                                 const Int* ldc, std::size_t transa_len, std::size_t transb_len);
 
 // cblas_dgemm; the CBLAS enums travel as int in the C ABI.
-using cblas_dgemm_fn = void (*)(int layout, int transa, int transb, int m, int n, int k,
-                                double alpha, const double* a, int lda, const double* b, int ldb,
-                                double beta, double* c, int ldc);
-
-// Fortran ZGEMM: as DGEMM, alpha and beta (and the matrices) COMPLEX*16, i.e. (re, im) pairs.
-using zgemm_fn = void (*)(const char* transa, const char* transb, const int* m, const int* n,
-                          const int* k, const double* alpha, const double* a, const int* lda,
-                          const double* b, const int* ldb, const double* beta, double* c,
-                          const int* ldc, std::size_t transa_len, std::size_t transb_len);
+template <class Int>
+using cblas_dgemm_fn = void (*)(int layout, int transa, int transb, Int m, Int n, Int k,
+                                double alpha, const double* a, Int lda, const double* b, Int ldb,
+                                double beta, double* c, Int ldc);
 
 // cblas_zgemm: alpha and beta by address.
-using cblas_zgemm_fn = void (*)(int layout, int transa, int transb, int m, int n, int k,
-                                const void* alpha, const void* a, int lda, const void* b, int ldb,
-                                const void* beta, void* c, int ldc);
+template <class Int>
+using cblas_zgemm_fn = void (*)(int layout, int transa, int transb, Int m, Int n, Int k,
+                                const void* alpha, const void* a, Int lda, const void* b, Int ldb,
+                                const void* beta, void* c, Int ldc);
 
 // The CPU BLAS definition of `name`, or nullptr if there is none (logged as an error, or at
 // info level when the caller has a way around it: `required` false). Thread-safe; never
 // throws.
 void* cpu_blas_symbol(const char* name, bool required = true) noexcept;
 
-// Typed accessors for the routines the library intercepts (cached after the first call). A CPU
-// BLAS without CBLAS is legitimate: cblas_dgemm (cblas_zgemm) calls then go to its dgemm_
-// (zgemm_).
-dgemm_fn cpu_dgemm() noexcept;
-cblas_dgemm_fn cpu_cblas_dgemm() noexcept;
-zgemm_fn cpu_zgemm() noexcept;
-cblas_zgemm_fn cpu_cblas_zgemm() noexcept;
+// The CPU BLAS's definition of routine R of family F, looked up once. A CPU BLAS without CBLAS
+// is legitimate (not required): cblas calls then go to the family's Fortran routine.
+template <gemm_family F, gemm_routine R>
+void* cpu_gemm_symbol() noexcept {
+  static void* const p =
+      cpu_blas_symbol(gemm_name(F, R), R == gemm_routine::dgemm || R == gemm_routine::zgemm);
+  return p;
+}
+
+// Typed accessors.
+template <gemm_family F, gemm_routine R>
+fortran_gemm_fn<blas_int<F>> cpu_fortran_gemm() noexcept {
+  static_assert(R == gemm_routine::dgemm || R == gemm_routine::zgemm);
+  return reinterpret_cast<fortran_gemm_fn<blas_int<F>>>(cpu_gemm_symbol<F, R>());
+}
+template <gemm_family F>
+cblas_dgemm_fn<blas_int<F>> cpu_cblas_dgemm() noexcept {
+  return reinterpret_cast<cblas_dgemm_fn<blas_int<F>>>(
+      cpu_gemm_symbol<F, gemm_routine::cblas_dgemm>());
+}
+template <gemm_family F>
+cblas_zgemm_fn<blas_int<F>> cpu_cblas_zgemm() noexcept {
+  return reinterpret_cast<cblas_zgemm_fn<blas_int<F>>>(
+      cpu_gemm_symbol<F, gemm_routine::cblas_zgemm>());
+}
 
 // The Fortran Level-3 routines other than GEMM (LP64), by the shape of their arguments; scalars
 // and matrices by address (double, or COMPLEX*16 pairs; ZHERK's alpha and beta, ZHER2K's beta

@@ -57,7 +57,7 @@ const char* routine_name(const triangular_call<T>& x) {
 }
 
 // C's columns [first, first + count) of a column-major real GEMM on the CPU BLAS.
-void cpu_dgemm_columns(dgemm_fn f, const host_gemm& g, int64_t first, int64_t count) {
+void cpu_dgemm_columns(fortran_gemm_fn<int> f, const host_gemm& g, int64_t first, int64_t count) {
   const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
   const int m = to_int(g.m), n = to_int(count), k = to_int(g.k), lda = to_int(g.lda);
   const int ldb = to_int(g.ldb), ldc = to_int(g.ldc);
@@ -114,11 +114,11 @@ class host_executor final : public level3_executor<T> {
       const host_gemm g{to_op(ta), to_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
       const host_offload_result r = try_host_offload(g, entry_);
       if (!r.served) {
-        cpu_dgemm_columns(cpu_dgemm(), g, 0, n);
+        cpu_dgemm_columns(cpu_fortran_gemm<gemm_family::lp64, gemm_routine::dgemm>(), g, 0, n);
         return;
       }
       for (const column_range& left : r.left)
-        cpu_dgemm_columns(cpu_dgemm(), g, left.j0, left.count);
+        cpu_dgemm_columns(cpu_fortran_gemm<gemm_family::lp64, gemm_routine::dgemm>(), g, left.j0, left.count);
     } else {
       const auto* ad = reinterpret_cast<const double*>(a);
       const auto* bd = reinterpret_cast<const double*>(b);
@@ -135,7 +135,7 @@ class host_executor final : public level3_executor<T> {
       const char cta = trans_char(ta), ctb = trans_char(tb);
       const int im = to_int(m), in = to_int(n), ik = to_int(k);
       const int ilda = to_int(lda), ildb = to_int(ldb), ildc = to_int(ldc);
-      cpu_zgemm()(&cta, &ctb, &im, &in, &ik, reinterpret_cast<const double*>(&alpha), ad, &ilda, bd,
+      cpu_fortran_gemm<gemm_family::lp64, gemm_routine::zgemm>()(&cta, &ctb, &im, &in, &ik, reinterpret_cast<const double*>(&alpha), ad, &ilda, bd,
                   &ildb, reinterpret_cast<const double*>(&beta), cd, &ildc, 1, 1);
     }
   }
@@ -183,8 +183,8 @@ bool serve(const Call& x, const char* entry) noexcept {
   try {
     // Every routine a block may run must exist before anything is written.
     const bool have =
-        (std::is_same_v<T, double> ? reinterpret_cast<void*>(cpu_dgemm())
-                                   : reinterpret_cast<void*>(cpu_zgemm())) != nullptr &&
+        (std::is_same_v<T, double> ? reinterpret_cast<void*>(cpu_fortran_gemm<gemm_family::lp64, gemm_routine::dgemm>())
+                                   : reinterpret_cast<void*>(cpu_fortran_gemm<gemm_family::lp64, gemm_routine::zgemm>())) != nullptr &&
         cpu_level3(routine_name(x)) != nullptr;
     if (!have) return false;  // the forward reports the missing routine
     host_executor<T> ex(entry, settings().level3_block);

@@ -1,0 +1,140 @@
+// The thin layer behind the host BLAS GEMM entry points of blas_hooks.cpp, one implementation
+// for every name family (cpu_blas.hpp: LP64 and ILP64, plain and scipy-openblas): check the
+// arguments with reference BLAS's rules, translate a valid call into one column-major host_gemm
+// (complex_problem), offer it to the GPU (try_host_offload, try_host_zgemm_offload), and
+// otherwise forward the call unchanged (same pointers, the caller's integers untouched) to the
+// CPU BLAS's definition of the same name. dgemm_calls.cpp is DGEMM's, zgemm_calls.cpp ZGEMM's.
+//
+// Invalid arguments are never reported from here: the call goes to the CPU BLAS exactly as
+// the application made it, so that xerbla / cblas_xerbla is called by the real library with
+// the parameter number it uses, through the xerbla the application would have reached
+// without us (its own, if it defines one), with the same consequences (reference CBLAS's
+// cblas_xerbla exits), and nothing is written.
+#pragma once
+
+#include <cstddef>
+
+#include "common/logging.hpp"
+#include "interpose/cpu_blas.hpp"
+#include "interpose/real_symbol.hpp"
+
+namespace ozdgemm::detail {
+
+// CBLAS enum values (cblas.h); a C enum argument is passed as int. cblas.h is not included:
+// its own prototypes (enum parameters) would clash with the definitions of blas_hooks.cpp.
+constexpr int kCblasRowMajor = 101;
+constexpr int kCblasColMajor = 102;
+
+// A Fortran xGEMM call as received. ZGEMM's arguments have DGEMM's layout (COMPLEX*16 values
+// are (re, im) pairs of doubles, passed by address), so one type carries both.
+template <gemm_family F>
+struct fortran_gemm_args {
+  using integer = blas_int<F>;
+  const char* transa;
+  const char* transb;
+  const integer *m, *n, *k;
+  const double* alpha;
+  const double* a;
+  const integer* lda;
+  const double* b;
+  const integer* ldb;
+  const double* beta;
+  double* c;
+  const integer* ldc;
+  // Hidden CHARACTER lengths (gfortran convention). C callers often omit them; they are only
+  // passed on, never read.
+  std::size_t transa_len, transb_len;
+
+  // Every argument read through a pointer is there (else the call is not a valid Fortran call:
+  // the CPU BLAS does what it does with it).
+  bool complete() const {
+    return transa != nullptr && transb != nullptr && m != nullptr && n != nullptr && k != nullptr &&
+           alpha != nullptr && lda != nullptr && ldb != nullptr && beta != nullptr &&
+           ldc != nullptr;
+  }
+};
+
+template <gemm_family F>
+struct cblas_dgemm_args {
+  using integer = blas_int<F>;
+  int layout, transa, transb;
+  integer m, n, k;
+  double alpha;
+  const double* a;
+  integer lda;
+  const double* b;
+  integer ldb;
+  double beta;
+  double* c;
+  integer ldc;
+};
+
+// CBLAS passes ZGEMM's alpha and beta by address.
+template <gemm_family F>
+struct cblas_zgemm_args {
+  using integer = blas_int<F>;
+  int layout, transa, transb;
+  integer m, n, k;
+  const void* alpha;
+  const void* a;
+  integer lda;
+  const void* b;
+  integer ldb;
+  const void* beta;
+  void* c;
+  integer ldc;
+};
+
+// One application call, one decision: offered to the GPU host path, else forwarded. `entry`
+// names the intercepted symbol for the log. Calls made while this thread is already inside an
+// intercepted call (reference CBLAS's cblas_dgemm calls dgemm_, which resolves back to us) go
+// straight to the CPU BLAS. Never throw. Instantiated for every gemm_family.
+template <gemm_family F>
+void serve_dgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept;
+template <gemm_family F>
+void serve_dgemm(const char* entry, const cblas_dgemm_args<F>& x) noexcept;
+template <gemm_family F>
+void serve_zgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept;
+template <gemm_family F>
+void serve_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
+
+// Logs that `entry`'s call ran nowhere and C is left unchanged: there is no CPU BLAS routine
+// for it (`missing_cblas` null), or the call is invalid and the CPU BLAS lacks the CBLAS routine
+// `missing_cblas` that would report it. Never throws.
+void log_not_run(const char* entry, const char* missing_cblas = nullptr) noexcept;
+
+// What serve_dgemm and serve_zgemm share: `offer()` hands the call to the GPU host path and is
+// true when the call was served there; it is tried for the outermost intercepted call of this
+// thread only, and `forward()` runs the call on the CPU BLAS otherwise, when the offer declines
+// or when it throws (logged).
+template <class Offer, class Forward>
+void serve_call(const char* entry, Offer offer, Forward forward) noexcept {
+  const bool outermost = !inside_interception();
+  interception_scope scope;
+  if (outermost) {
+    bool served = false;
+    try {
+      served = offer();
+    } catch (...) {
+      try {
+        logger().error("{}: internal error; using the CPU BLAS", entry);
+      } catch (...) {
+      }
+    }
+    if (served) return;
+  }
+  forward();
+}
+
+// A Fortran call forwarded unchanged to the CPU BLAS's routine R (dgemm or zgemm) of family F.
+template <gemm_family F, gemm_routine R>
+void forward_fortran(const char* entry, const fortran_gemm_args<F>& f) noexcept {
+  if (auto real = cpu_fortran_gemm<F, R>()) {
+    real(f.transa, f.transb, f.m, f.n, f.k, f.alpha, f.a, f.lda, f.b, f.ldb, f.beta, f.c, f.ldc,
+         f.transa_len, f.transb_len);
+    return;
+  }
+  log_not_run(entry);
+}
+
+}  // namespace ozdgemm::detail
