@@ -52,8 +52,13 @@ typedef enum ozdgemm_scaling {
 /* num_moduli = OZDGEMM_MODULI_CERTIFIED (the default): as OZDGEMM_MODULI_AUTO, but s is chosen
  * on a proven bound of every element's error instead of a model: |C - AB| <= target (|A||B|)_ij
  * + u |C_ij| for every input (docs/accuracy.md section 11); a call no s <= 20 can certify runs
- * native. Costs one more INT8 GEMM of depth k and two passes over C per call, and the
- * synchronisation of OZDGEMM_MODULI_AUTO; calls with k >= 2^32 run native. */
+ * native. Costs one more INT8 GEMM of depth k and two passes over C per call; calls with
+ * k >= 2^32 run native. ozdgemm_dgemm and ozdgemm_zgemm do not synchronise for it: a shape's
+ * first call chooses on the host (one wait, as OZDGEMM_MODULI_AUTO), later ones launch the count
+ * the shape's recent calls certified and the GPU checks it against the call's own data, running
+ * an FP64 fallback GEMM where it does not hold; under stream capture the count is chosen in
+ * graph conditionals (docs/accuracy.md section 13; OZDGEMM_CHOICE=host makes every call choose on
+ * the host). The _ex forms choose on the host, with one wait, so that they can report s. */
 #define OZDGEMM_MODULI_CERTIFIED (-1)
 #define OZDGEMM_ACCURACY_NATIVE 0
 /* The moduli setting of ozdgemm_default_options(), ozdgemm::options{} and the interposer when
