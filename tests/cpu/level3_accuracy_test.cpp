@@ -61,11 +61,7 @@ double worst_residual_ratio(const triangular_call<T>& x, const std::vector<T>& b
                             const std::vector<T>& solution) {
   const bool left = x.side == side_kind::left;
   const int64_t ka = left ? x.m : x.n;
-  const std::vector<T> s = full_structured(x.a, x.lda, ka, x.uplo, false, false, x.diag);
-  std::vector<T> op(static_cast<size_t>(ka * ka));  // op(A), full
-  for (int64_t j = 0; j < ka; ++j)
-    for (int64_t i = 0; i < ka; ++i)
-      op[static_cast<size_t>(j * ka + i)] = op_element(x.trans, s.data(), ka, i, j);
+  const std::vector<T> op = full_op(x);
   std::vector<T> r = b;  // alpha B - op(A) X, in double-double
   std::vector<double> mag(static_cast<size_t>(x.m * x.n));
   const char n = 'N';
@@ -91,6 +87,19 @@ double worst_residual_ratio(const triangular_call<T>& x, const std::vector<T>& b
   return worst;
 }
 
+// rows x cols entries (U - 0.5) exp(phi N(0, 1)) in each part (phi_matrix), leading dimension ld.
+template <class T>
+std::vector<T> phi_values(int64_t rows, int64_t cols, int64_t ld, double phi, uint64_t seed) {
+  const int parts = std::is_same_v<T, double> ? 1 : 2;
+  const host_matrix x = phi_matrix(rows, cols * parts, phi, seed);
+  std::vector<T> v(static_cast<size_t>(ld * cols));
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i)
+      v[static_cast<size_t>(j * ld + i)] =
+          value<T>(x(i, j * parts), parts == 2 ? x(i, j * parts + 1) : 0.0);
+  return v;
+}
+
 // A triangular A of order ka with entries spanning exp(phi N(0,1)) and diagonal entries of at
 // least the magnitude of their row, B likewise.
 template <class T>
@@ -100,25 +109,14 @@ void check_trsm(side_kind side, uplo_kind uplo, trans_kind trans, diag_kind diag
   const bool left = side == side_kind::left;
   const int64_t ka = 100, other = 24;
   const int64_t m = left ? ka : other, n = left ? other : ka, lda = ka + 3, ldb = m + 1;
-  const int parts = std::is_same_v<T, double> ? 1 : 2;
-  const host_matrix re = phi_matrix(ka, ka * parts, phi, 91, lda);
-  std::vector<T> a(static_cast<size_t>(lda * ka));
-  for (int64_t j = 0; j < ka; ++j)
-    for (int64_t i = 0; i < ka; ++i)
-      a[static_cast<size_t>(j * lda + i)] =
-          value<T>(re(i, j * parts), parts == 2 ? re(i, j * parts + 1) : 0.0);
+  std::vector<T> a = phi_values<T>(ka, ka, lda, phi, 91);
   for (int64_t i = 0; i < ka; ++i) {  // a dominant diagonal keeps X finite for any phi
     double row = 0;
     for (int64_t j = 0; j < ka; ++j)
       row = std::max(row, std::abs(a[static_cast<size_t>(j * lda + i)]));
     a[static_cast<size_t>(i * lda + i)] = value<T>(row + 1, 0.0);
   }
-  const host_matrix bm = phi_matrix(m, n * parts, phi, 92, ldb);
-  std::vector<T> b(static_cast<size_t>(ldb * n));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i)
-      b[static_cast<size_t>(j * ldb + i)] =
-          value<T>(bm(i, j * parts), parts == 2 ? bm(i, j * parts + 1) : 0.0);
+  const std::vector<T> b = phi_values<T>(m, n, ldb, phi, 92);
 
   const T alpha = value<T>(0.75, 0.5);
   triangular_call<T> x{true, side, uplo, trans, diag, m, n, alpha, a.data(), lda, nullptr, ldb};

@@ -120,15 +120,23 @@ void plain(const symm_call<T>& x) {
                   x.beta, x.c, x.ldc);
 }
 
+// op(A) of a TRMM/TRSM call as a full ka x ka matrix (leading dimension ka).
+template <class T>
+std::vector<T> full_op(const triangular_call<T>& x) {
+  const int64_t ka = x.side == side_kind::left ? x.m : x.n;
+  const std::vector<T> s = full_structured(x.a, x.lda, ka, x.uplo, false, false, x.diag);
+  std::vector<T> op(static_cast<size_t>(ka * ka));
+  for (int64_t j = 0; j < ka; ++j)
+    for (int64_t i = 0; i < ka; ++i)
+      op[static_cast<size_t>(j * ka + i)] = op_element(x.trans, s.data(), ka, i, j);
+  return op;
+}
+
 template <class T>
 void plain(const triangular_call<T>& x) {
   const bool left = x.side == side_kind::left;
   const int64_t ka = left ? x.m : x.n;
-  const std::vector<T> s = full_structured(x.a, x.lda, ka, x.uplo, false, false, x.diag);
-  std::vector<T> op(static_cast<size_t>(ka * ka));  // op(A), full
-  for (int64_t j = 0; j < ka; ++j)
-    for (int64_t i = 0; i < ka; ++i)
-      op[static_cast<size_t>(j * ka + i)] = op_element(x.trans, s.data(), ka, i, j);
+  const std::vector<T> op = full_op(x);
   const auto t = [&](int64_t i, int64_t j) { return op[static_cast<size_t>(j * ka + i)]; };
   const auto b = [&](int64_t i, int64_t j) -> T& { return x.b[j * x.ldb + i]; };
   if (!x.solve) {
