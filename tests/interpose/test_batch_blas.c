@@ -2,8 +2,9 @@
  * libraries that define the strided-batch extensions (MKL, OpenBLAS >= 0.3.30). */
 #include "test_batch_blas.h"
 
-#include <ctype.h>
 #include <string.h>
+
+#include "naive_gemm.h"
 
 static int reports = 0;
 static char report_routine[32];
@@ -28,15 +29,6 @@ static void copy_name(char* to, const char* name) {
   to[31] = '\0';
 }
 
-/* 0, 1, 2 for N, T, C; -1 for anything else. */
-static int op_code(int cblas, int t) {
-  if (cblas) return t == 111 ? 0 : t == 112 ? 1 : t == 113 ? 2 : -1;
-  t = toupper(t);
-  return t == 'N' ? 0 : t == 'T' ? 1 : t == 'C' ? 2 : -1;
-}
-
-static int at_least_one(int x) { return x > 1 ? x : 1; }
-
 /* One batch of any of the four routines. Parameter positions: Fortran transa 1, transb 2, m 3,
  * n 4, k 5, lda 8, stridea 9, ldb 11, strideb 12, ldc 15, stridec 16, batch_size 17; CBLAS one
  * more for each (layout is 1). */
@@ -44,7 +36,7 @@ static void batch(const char* name, int cblas, int cplx, int layout, int ta, int
                   int k, const double* alpha, const double* a, int lda, int sa, const double* b,
                   int ldb, int sb, const double* beta, double* c, int ldc, int sc, int count) {
   copy_name(call_routine, name);
-  int oa = op_code(cblas, ta), ob = op_code(cblas, tb);
+  const int oa = naive_op_code(cblas, ta), ob = naive_op_code(cblas, tb);
   const int row = cblas && layout == 101, shift = cblas ? 1 : 0;
   /* The leading extent of each stored matrix: row-major stores the transpose. */
   const int need_a = row ? (oa == 0 ? k : m) : (oa == 0 ? m : k);
@@ -63,15 +55,15 @@ static void batch(const char* name, int cblas, int cplx, int layout, int ta, int
     info = 4 + shift;
   else if (k < 0)
     info = 5 + shift;
-  else if (lda < at_least_one(need_a))
+  else if (lda < naive_at_least_one(need_a))
     info = 8 + shift;
   else if (sa < 0)
     info = 9 + shift;
-  else if (ldb < at_least_one(need_b))
+  else if (ldb < naive_at_least_one(need_b))
     info = 11 + shift;
   else if (sb < 0)
     info = 12 + shift;
-  else if (ldc < at_least_one(need_c))
+  else if (ldc < naive_at_least_one(need_c))
     info = 15 + shift;
   else if (sc < 0)
     info = 16 + shift;
@@ -83,49 +75,10 @@ static void batch(const char* name, int cblas, int cplx, int layout, int ta, int
     report_info = info;
     return;
   }
-  if (row) { /* C^T = op(B)^T op(A)^T, column-major */
-    const double* t = a;
-    a = b;
-    b = t;
-    int x = lda;
-    lda = ldb;
-    ldb = x;
-    x = sa;
-    sa = sb;
-    sb = x;
-    x = m;
-    m = n;
-    n = x;
-    x = oa;
-    oa = ob;
-    ob = x;
-  }
   const int w = cplx ? 2 : 1; /* doubles per element */
-  const double ar = alpha[0], ai = cplx ? alpha[1] : 0.0;
-  const double br = beta[0], bi = cplx ? beta[1] : 0.0;
-  for (int p = 0; p < count; ++p) {
-    const double* ap = a + (size_t)w * p * sa;
-    const double* bp = b + (size_t)w * p * sb;
-    double* cp = c + (size_t)w * p * sc;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) {
-        double sr = 0.0, si = 0.0;
-        if (ar != 0.0 || ai != 0.0)
-          for (int l = 0; l < k; ++l) {
-            const double* x = ap + (size_t)w * (oa == 0 ? i + l * lda : l + i * lda);
-            const double* y = bp + (size_t)w * (ob == 0 ? l + j * ldb : j + l * ldb);
-            const double xr = x[0], xi = cplx ? (oa == 2 ? -x[1] : x[1]) : 0.0;
-            const double yr = y[0], yi = cplx ? (ob == 2 ? -y[1] : y[1]) : 0.0;
-            sr += xr * yr - xi * yi;
-            si += xr * yi + xi * yr;
-          }
-        double* z = cp + (size_t)w * (i + j * ldc);
-        const int read_c = br != 0.0 || bi != 0.0;
-        const double zr = read_c ? z[0] : 0.0, zi = read_c && cplx ? z[1] : 0.0;
-        z[0] = (ar * sr - ai * si) + (read_c ? br * zr - bi * zi : 0.0);
-        if (cplx) z[1] = (ar * si + ai * sr) + (read_c ? br * zi + bi * zr : 0.0);
-      }
-  }
+  for (int p = 0; p < count; ++p)
+    naive_gemm_layout(row, cplx, oa, ob, m, n, k, alpha, a + (size_t)w * p * sa, lda,
+                      b + (size_t)w * p * sb, ldb, beta, c + (size_t)w * p * sc, ldc);
 }
 
 #define TBB_DEFINE_FORTRAN(NAME, CPLX)                                                          \
