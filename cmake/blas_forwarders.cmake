@@ -34,7 +34,7 @@ function(_ozdgemm_write_if_changed path content)
 endfunction()
 
 # The names, validated: each must be a plain C identifier, listed once, and not one of the
-# symbols src/interpose/blas_hooks.cpp defines (a second definition would not link, and a
+# symbols src/interpose/blas_hooks.cpp or level3_hooks.cpp defines (a second definition would not link, and a
 # forwarder would bypass the hook).
 file(STRINGS ${_fwd_list} _fwd_lines)
 set(_fwd_names "")
@@ -48,7 +48,8 @@ foreach(_line IN LISTS _fwd_lines)
     message(FATAL_ERROR "${_fwd_list}: '${_line}' is not a symbol name")
   endif()
   if(_line MATCHES "^(scipy_)?(cblas_)?[dz](gemm|syrk|herk|syr2k|her2k|symm|hemm|trmm|trsm)(_|64_|_64_)?$"
-     OR _line MATCHES "^[DZ](GEMM|SYRK|HERK|SYR2K|HER2K|SYMM|HEMM|TRMM|TRSM)$")
+     OR _line MATCHES "^[DZ](GEMM|SYRK|HERK|SYR2K|HER2K|SYMM|HEMM|TRMM|TRSM)$"
+     OR _line MATCHES "^(cblas_)?[dz]gemm_batch_strided_?$" OR _line MATCHES "^[DZ]GEMM_BATCH_STRIDED$")
     message(FATAL_ERROR "${_fwd_list}: ${_line} is intercepted (blas_hooks.cpp, "
                         "level3_hooks.cpp), not forwarded")
   endif()

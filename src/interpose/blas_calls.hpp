@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "common/logging.hpp"
+#include "host_path/offload.hpp"
 #include "interpose/cpu_blas.hpp"
 #include "interpose/real_symbol.hpp"
 
@@ -85,6 +86,26 @@ struct cblas_zgemm_args {
   integer ldc;
 };
 
+// A strided batch of GEMMs (MKL's and OpenBLAS's ?gemm_batch_strided, LP64): matrix 0's call
+// as the single routine receives it, the distance between consecutive matrices of A, B and C in
+// elements, and the number of matrices. Fortran passes the four integers by address.
+template <class Call, class Int>
+struct strided_batch_args {
+  Call first;
+  Int stride_a, stride_b, stride_c, count;
+};
+using fortran_batch_args = strided_batch_args<fortran_gemm_args<gemm_family::lp64>, const int*>;
+using cblas_dgemm_batch_args = strided_batch_args<cblas_dgemm_args<gemm_family::lp64>, int>;
+using cblas_zgemm_batch_args = strided_batch_args<cblas_zgemm_args<gemm_family::lp64>, int>;
+
+// One application call of a strided-batch routine, one decision (batch_calls.cpp): served per
+// matrix through the GPU host path, or forwarded unchanged to the CPU BLAS's routine of that
+// name (a loop of its single GEMM when it has none). Never throw.
+void serve_dgemm_batch(const char* entry, const fortran_batch_args& x) noexcept;
+void serve_dgemm_batch(const char* entry, const cblas_dgemm_batch_args& x) noexcept;
+void serve_zgemm_batch(const char* entry, const fortran_batch_args& x) noexcept;
+void serve_zgemm_batch(const char* entry, const cblas_zgemm_batch_args& x) noexcept;
+
 // One application call, one decision: offered to the GPU host path, else forwarded. `entry`
 // names the intercepted symbol for the log. Calls made while this thread is already inside an
 // intercepted call (reference CBLAS's cblas_dgemm calls dgemm_, which resolves back to us) go
@@ -97,6 +118,26 @@ template <gemm_family F>
 void serve_zgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept;
 template <gemm_family F>
 void serve_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
+
+// The pieces of the single calls that the strided-batch hooks (batch_calls.cpp) reuse per matrix.
+// to_host_gemm: the column-major host_gemm of a call, false when the call is invalid (BLAS's
+// rules; CBLAS row-major translated as reference CBLAS does). offer_host_gemm: g offered to the
+// GPU host path, the columns its workers left finished on the family's Fortran DGEMM; true when
+// C is final, false when nothing was written. cpu_dgemm: g on the family's Fortran DGEMM (logged
+// when there is none). forward_dgemm, forward_zgemm: a CBLAS call forwarded unchanged to the CPU
+// BLAS (its Fortran routine when it has no CBLAS). Never throw.
+template <gemm_family F>
+bool to_host_gemm(const fortran_gemm_args<F>& f, host_gemm* g);
+template <gemm_family F>
+bool to_host_gemm(const cblas_dgemm_args<F>& x, host_gemm* g);
+template <gemm_family F>
+bool offer_host_gemm(const char* entry, const host_gemm& g) noexcept;
+template <gemm_family F>
+void cpu_dgemm(const char* entry, const host_gemm& g) noexcept;
+template <gemm_family F>
+void forward_dgemm(const char* entry, const cblas_dgemm_args<F>& x) noexcept;
+template <gemm_family F>
+void forward_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
 
 // Logs that `entry`'s call ran nowhere and C is left unchanged: there is no CPU BLAS routine
 // for it (`missing_cblas` null), or the call is invalid and the CPU BLAS lacks the CBLAS routine

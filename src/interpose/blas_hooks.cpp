@@ -1,8 +1,8 @@
 // The host BLAS GEMM entry points the library exports (cmake/ozdgemm.map): DGEMM and ZGEMM
-// under the names of each family of cpu_blas.hpp. They shadow the CPU BLAS's definitions when
-// the library is preloaded or linked in place of -lblas, and hand the call to the one layer of
-// blas_calls.hpp, which forwards what it does not emulate to the CPU BLAS's definition of the
-// same name. No other routine of those libraries is shadowed.
+// under the names of each family of cpu_blas.hpp, and their strided-batch extensions (LP64). They
+// shadow the CPU BLAS's definitions when the library is preloaded or linked in place of -lblas, and
+// hand the call to the one layer of blas_calls.hpp, which forwards what it does not emulate to the
+// CPU BLAS's definition of the same name. No other routine of those libraries is shadowed.
 #include <cstddef>
 #include <cstdint>
 
@@ -76,6 +76,60 @@ OZDGEMM_FORTRAN_GEMM(scipy_dgemm_64_, gemm_family::scipy_ilp64, serve_dgemm)
 OZDGEMM_CBLAS_ZGEMM(scipy_cblas_zgemm64_, gemm_family::scipy_ilp64)
 OZDGEMM_FORTRAN_GEMM(scipy_zgemm_64_, gemm_family::scipy_ilp64, serve_zgemm)
 
+// The strided-batch extensions of MKL and OpenBLAS >= 0.3.30 (LP64; batch_calls.cpp): xGEMM's
+// arguments with each matrix's stride after its leading dimension and the batch size last (Intel
+// oneMKL Developer Reference, ?gemm_batch_strided; OpenBLAS interface/gemm_batch_strided.c).
+// Fortran: every argument by address, then the hidden lengths of the two TRANS strings.
+#define OZDGEMM_FORTRAN_GEMM_BATCH(NAME, SERVE)                                                   \
+  OZDGEMM_API void NAME(const char* transa, const char* transb, const int* m, const int* n,       \
+                        const int* k, const double* alpha, const double* a, const int* lda,       \
+                        const int* stridea, const double* b, const int* ldb, const int* strideb,  \
+                        const double* beta, double* c, const int* ldc, const int* stridec,        \
+                        const int* batch_size, std::size_t transa_len,                            \
+                        std::size_t transb_len) noexcept {                                        \
+    ozdgemm::detail::SERVE(#NAME, {{transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, \
+                                    transa_len, transb_len},                                      \
+                                   stridea,                                                       \
+                                   strideb,                                                       \
+                                   stridec,                                                       \
+                                   batch_size});                                                  \
+  }
+OZDGEMM_FORTRAN_GEMM_BATCH(dgemm_batch_strided_, serve_dgemm_batch)
+OZDGEMM_FORTRAN_GEMM_BATCH(dgemm_batch_strided, serve_dgemm_batch)
+OZDGEMM_FORTRAN_GEMM_BATCH(DGEMM_BATCH_STRIDED, serve_dgemm_batch)
+OZDGEMM_FORTRAN_GEMM_BATCH(zgemm_batch_strided_, serve_zgemm_batch)
+OZDGEMM_FORTRAN_GEMM_BATCH(zgemm_batch_strided, serve_zgemm_batch)
+OZDGEMM_FORTRAN_GEMM_BATCH(ZGEMM_BATCH_STRIDED, serve_zgemm_batch)
+
+// CBLAS: cblas_dgemm's alpha and beta by value, cblas_zgemm's by address.
+OZDGEMM_API void cblas_dgemm_batch_strided(int layout, int transa, int transb, int m, int n, int k,
+                                           double alpha, const double* a, int lda, int stridea,
+                                           const double* b, int ldb, int strideb, double beta,
+                                           double* c, int ldc, int stridec,
+                                           int batch_size) noexcept {
+  ozdgemm::detail::serve_dgemm_batch(
+      "cblas_dgemm_batch_strided",
+      {{layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc},
+       stridea,
+       strideb,
+       stridec,
+       batch_size});
+}
+
+OZDGEMM_API void cblas_zgemm_batch_strided(int layout, int transa, int transb, int m, int n, int k,
+                                           const void* alpha, const void* a, int lda, int stridea,
+                                           const void* b, int ldb, int strideb, const void* beta,
+                                           void* c, int ldc, int stridec, int batch_size) noexcept {
+  ozdgemm::detail::serve_zgemm_batch(
+      "cblas_zgemm_batch_strided",
+      {{layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc},
+       stridea,
+       strideb,
+       stridec,
+       batch_size});
+}
+
+#undef OZDGEMM_FORTRAN_GEMM_BATCH
 #undef OZDGEMM_FORTRAN_GEMM
 #undef OZDGEMM_CBLAS_DGEMM
 #undef OZDGEMM_CBLAS_ZGEMM

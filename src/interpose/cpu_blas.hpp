@@ -115,6 +115,21 @@ using triangular_fn = void (*)(const char*, const char*, const char*, const char
                                const int*, const void*, const void*, const int*, void*,
                                const int*, std::size_t, std::size_t, std::size_t, std::size_t);
 
+// The strided-batch GEMM extensions of MKL and OpenBLAS >= 0.3.30 (LP64): xGEMM's arguments with
+// a stride after each matrix's leading dimension and the batch size last. Fortran: every
+// argument by address (complex scalars and matrices as pairs of doubles), then the CHARACTER
+// lengths; CBLAS: cblas_dgemm's by value, cblas_zgemm's alpha and beta by address.
+using fortran_gemm_batch_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
+                                       const double*, const double*, const int*, const int*,
+                                       const double*, const int*, const int*, const double*,
+                                       double*, const int*, const int*, const int*, std::size_t,
+                                       std::size_t);
+using cblas_dgemm_batch_fn = void (*)(int, int, int, int, int, int, double, const double*, int, int,
+                                      const double*, int, int, double, double*, int, int, int);
+using cblas_zgemm_batch_fn = void (*)(int, int, int, int, int, int, const void*, const void*, int,
+                                      int, const void*, int, int, const void*, void*, int, int,
+                                      int);
+
 // The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", ...), cached after the first call;
 // nullptr when it has none (logged as cpu_blas_symbol logs it).
 void* cpu_level3(const char* name, bool required = true) noexcept;

@@ -28,6 +28,8 @@ bool valid_sizes(const host_gemm& g) {
   return valid_gemm_shape(g.opa, g.opb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc);
 }
 
+}  // namespace
+
 template <gemm_family F>
 bool to_host_gemm(const fortran_gemm_args<F>& f, host_gemm* g) {
   if (!f.complete())
@@ -67,6 +69,8 @@ bool to_host_gemm(const cblas_dgemm_args<F>& x, host_gemm* g) {
   return valid_sizes(*g);
 }
 
+namespace {
+
 template <gemm_family F>
 void forward(const char* entry, const fortran_gemm_args<F>& f) noexcept {
   forward_fortran<F, gemm_routine::dgemm>(entry, f);
@@ -89,6 +93,13 @@ void dgemm_columns(fortran_gemm_fn<blas_int<F>> real, const host_gemm& g, int64_
 
 template <gemm_family F>
 void forward(const char* entry, const cblas_dgemm_args<F>& x) noexcept {
+  forward_dgemm<F>(entry, x);
+}
+
+}  // namespace
+
+template <gemm_family F>
+void forward_dgemm(const char* entry, const cblas_dgemm_args<F>& x) noexcept {
   if (auto real = cpu_cblas_dgemm<F>()) {
     real(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
          x.ldc);
@@ -103,6 +114,8 @@ void forward(const char* entry, const cblas_dgemm_args<F>& x) noexcept {
   }
   log_not_run(entry, real != nullptr ? gemm_name(F, gemm_routine::cblas_dgemm) : nullptr);
 }
+
+namespace {
 
 // The column ranges of a column-major call that the GPU path left (its workers failed part
 // way), on the CPU BLAS. The other columns already hold their results and are not touched
@@ -130,15 +143,27 @@ void serve(const char* entry, const Args& x) noexcept {
       entry,
       [&] {
         host_gemm g{};
-        if (!to_host_gemm(x, &g)) return false;
-        const host_offload_result r = try_host_offload(g, entry);
-        if (r.served) finish_on_cpu<F>(entry, g, r.left);
-        return r.served;
+        return to_host_gemm(x, &g) && offer_host_gemm<F>(entry, g);
       },
       [&] { forward(entry, x); });
 }
 
 }  // namespace
+
+template <gemm_family F>
+bool offer_host_gemm(const char* entry, const host_gemm& g) noexcept {
+  const host_offload_result r = try_host_offload(g, entry);
+  if (r.served) finish_on_cpu<F>(entry, g, r.left);
+  return r.served;
+}
+
+template <gemm_family F>
+void cpu_dgemm(const char* entry, const host_gemm& g) noexcept {
+  if (auto real = cpu_fortran_gemm<F, gemm_routine::dgemm>())
+    dgemm_columns<F>(real, g, 0, g.n);
+  else
+    log_not_run(entry);
+}
 
 template <gemm_family F>
 void serve_dgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept {
@@ -158,5 +183,13 @@ OZDGEMM_INSTANTIATE(gemm_family::ilp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_lp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_ilp64)
 #undef OZDGEMM_INSTANTIATE
+
+// What the strided-batch hooks use (LP64 only).
+template bool to_host_gemm(const fortran_gemm_args<gemm_family::lp64>&, host_gemm*);
+template bool to_host_gemm(const cblas_dgemm_args<gemm_family::lp64>&, host_gemm*);
+template bool offer_host_gemm<gemm_family::lp64>(const char*, const host_gemm&) noexcept;
+template void cpu_dgemm<gemm_family::lp64>(const char*, const host_gemm&) noexcept;
+template void forward_dgemm<gemm_family::lp64>(const char*,
+                                               const cblas_dgemm_args<gemm_family::lp64>&) noexcept;
 
 }  // namespace ozdgemm::detail

@@ -68,6 +68,26 @@ void forward(const char* entry, const fortran_gemm_args<F>& f) noexcept {
 
 template <gemm_family F>
 void forward(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
+  forward_zgemm<F>(entry, x);
+}
+
+template <class Args>
+void serve(const char* entry, const Args& x) noexcept {
+  serve_call(
+      entry,
+      [&] {
+        complex_problem p{};
+        complex_value alpha{}, beta{};
+        return to_complex_problem(x, &p, &alpha, &beta) &&
+               try_host_zgemm_offload(p, alpha, beta, entry).served;
+      },
+      [&] { forward(entry, x); });
+}
+
+}  // namespace
+
+template <gemm_family F>
+void forward_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
   if (auto real = cpu_cblas_zgemm<F>()) {
     real(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
          x.ldc);
@@ -93,21 +113,6 @@ void forward(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
   log_not_run(entry, real != nullptr ? gemm_name(F, gemm_routine::cblas_zgemm) : nullptr);
 }
 
-template <class Args>
-void serve(const char* entry, const Args& x) noexcept {
-  serve_call(
-      entry,
-      [&] {
-        complex_problem p{};
-        complex_value alpha{}, beta{};
-        return to_complex_problem(x, &p, &alpha, &beta) &&
-               try_host_zgemm_offload(p, alpha, beta, entry).served;
-      },
-      [&] { forward(entry, x); });
-}
-
-}  // namespace
-
 template <gemm_family F>
 void serve_zgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept {
   serve(entry, x);
@@ -126,5 +131,8 @@ OZDGEMM_INSTANTIATE(gemm_family::ilp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_lp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_ilp64)
 #undef OZDGEMM_INSTANTIATE
+// What the strided-batch hooks use (LP64 only).
+template void forward_zgemm<gemm_family::lp64>(const char*,
+                                               const cblas_zgemm_args<gemm_family::lp64>&) noexcept;
 
 }  // namespace ozdgemm::detail

@@ -2,8 +2,9 @@
  * whose names the ILP64 and scipy-openblas hooks shadow (no pip, no ILP64 BLAS package needed). */
 #include "test_blas64.h"
 
-#include <ctype.h>
 #include <string.h>
+
+#include "naive_gemm.h"
 
 static int reports = 0;
 static char report_routine[32];
@@ -34,15 +35,6 @@ static void copy_name(char* to, const char* name) {
   to[31] = '\0';
 }
 
-/* 0, 1, 2 for N, T, C; -1 for anything else. */
-static int op_code(int cblas, int t) {
-  if (cblas) return t == 111 ? 0 : t == 112 ? 1 : t == 113 ? 2 : -1;
-  t = toupper(t);
-  return t == 'N' ? 0 : t == 'T' ? 1 : t == 'C' ? 2 : -1;
-}
-
-static int64_t at_least_one(int64_t x) { return x > 1 ? x : 1; }
-
 /* One GEMM call of any name: a real (cplx 0) or complex call, Fortran (layout ignored) or
  * CBLAS. alpha, beta: one double, or a (re, im) pair. */
 static void gemm(const char* name, int cblas, int cplx, int layout, int ta, int tb, int64_t m,
@@ -52,7 +44,7 @@ static void gemm(const char* name, int cblas, int cplx, int layout, int ta, int 
   const int64_t sizes[6] = {m, n, k, lda, ldb, ldc};
   memcpy(call_sizes, sizes, sizeof sizes);
 
-  int oa = op_code(cblas, ta), ob = op_code(cblas, tb);
+  const int oa = naive_op_code(cblas, ta), ob = naive_op_code(cblas, tb);
   const int row = cblas && layout == 101;
   int info = 0;
   if (cblas) {
@@ -72,11 +64,11 @@ static void gemm(const char* name, int cblas, int cplx, int layout, int ta, int 
       info = 5;
     else if (k < 0)
       info = 6;
-    else if (lda < at_least_one(need_a))
+    else if (lda < naive_at_least_one(need_a))
       info = 9;
-    else if (ldb < at_least_one(need_b))
+    else if (ldb < naive_at_least_one(need_b))
       info = 11;
-    else if (ldc < at_least_one(need_c))
+    else if (ldc < naive_at_least_one(need_c))
       info = 14;
   } else {
     if (oa < 0)
@@ -89,11 +81,11 @@ static void gemm(const char* name, int cblas, int cplx, int layout, int ta, int 
       info = 4;
     else if (k < 0)
       info = 5;
-    else if (lda < at_least_one(oa == 0 ? m : k))
+    else if (lda < naive_at_least_one(oa == 0 ? m : k))
       info = 8;
-    else if (ldb < at_least_one(ob == 0 ? k : n))
+    else if (ldb < naive_at_least_one(ob == 0 ? k : n))
       info = 10;
-    else if (ldc < at_least_one(m))
+    else if (ldc < naive_at_least_one(m))
       info = 13;
   }
   if (info != 0) {
@@ -102,41 +94,7 @@ static void gemm(const char* name, int cblas, int cplx, int layout, int ta, int 
     report_info = info;
     return;
   }
-  if (row) { /* C^T = op(B)^T op(A)^T, column-major */
-    const double* t = a;
-    a = b;
-    b = t;
-    int64_t x = lda;
-    lda = ldb;
-    ldb = x;
-    x = m;
-    m = n;
-    n = x;
-    int o = oa;
-    oa = ob;
-    ob = o;
-  }
-  const int w = cplx ? 2 : 1; /* doubles per element */
-  const double ar = alpha[0], ai = cplx ? alpha[1] : 0.0;
-  const double br = beta[0], bi = cplx ? beta[1] : 0.0;
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < m; ++i) {
-      double sr = 0.0, si = 0.0;
-      if (ar != 0.0 || ai != 0.0)
-        for (int64_t l = 0; l < k; ++l) {
-          const double* x = a + w * (oa == 0 ? i + l * lda : l + i * lda);
-          const double* y = b + w * (ob == 0 ? l + j * ldb : j + l * ldb);
-          const double xr = x[0], xi = cplx ? (oa == 2 ? -x[1] : x[1]) : 0.0;
-          const double yr = y[0], yi = cplx ? (ob == 2 ? -y[1] : y[1]) : 0.0;
-          sr += xr * yr - xi * yi;
-          si += xr * yi + xi * yr;
-        }
-      double* z = c + w * (i + j * ldc);
-      const double zr = z[0], zi = cplx ? z[1] : 0.0;
-      const int read_c = br != 0.0 || bi != 0.0;
-      z[0] = (ar * sr - ai * si) + (read_c ? br * zr - bi * zi : 0.0);
-      if (cplx) z[1] = (ar * si + ai * sr) + (read_c ? br * zi + bi * zr : 0.0);
-    }
+  naive_gemm_layout(row, cplx, oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* The exported names, each one call of gemm() under its own name. */
