@@ -116,8 +116,8 @@ using two_operand_fn = void (*)(const char*, const char*, const Int*, const Int*
 //   xTRMM, xTRSM:           SIDE UPLO TRANSA DIAG M N ALPHA A LDA B LDB
 template <class Int>
 using triangular_fn = void (*)(const char*, const char*, const char*, const char*, const Int*,
-                               const Int*, const void*, const void*, const Int*, void*,
-                               const Int*, std::size_t, std::size_t, std::size_t, std::size_t);
+                               const Int*, const void*, const void*, const Int*, void*, const Int*,
+                               std::size_t, std::size_t, std::size_t, std::size_t);
 
 // The Fortran name of the Level-3 routine `routine` ("dsyrk", "ztrsm") in family f: dsyrk_,
 // dsyrk_64_, scipy_dsyrk_, scipy_dsyrk_64_. OpenBLAS's exports/gensymbol.pl names a Fortran
