@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "common/logging.hpp"
 #include "host_path/offload.hpp"
@@ -176,6 +177,21 @@ void forward_fortran(const char* entry, const fortran_gemm_args<F>& f) noexcept 
     return;
   }
   log_not_run(entry);
+}
+
+// Columns [first, first + count) of a valid column-major call, through the family's Fortran
+// DGEMM (the integers of a valid call fit the family's width: they came from it).
+template <gemm_family F>
+void dgemm_columns(fortran_gemm_fn<blas_int<F>> real, const host_gemm& g, int64_t first,
+                   int64_t count) noexcept {
+  using integer = blas_int<F>;
+  const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
+  const integer m = static_cast<integer>(g.m), n = static_cast<integer>(count);
+  const integer k = static_cast<integer>(g.k), lda = static_cast<integer>(g.lda);
+  const integer ldb = static_cast<integer>(g.ldb), ldc = static_cast<integer>(g.ldc);
+  const double* b = g.opb == op_kind::n ? g.b + first * g.ldb : g.b + first;
+  real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, b, &ldb, &g.beta, g.c + first * g.ldc, &ldc, 1,
+       1);
 }
 
 }  // namespace ozdgemm::detail

@@ -122,6 +122,11 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
   }
 }
 
+std::string fortran_name(gemm_family f, const char* routine) {
+  const bool scipy = f == gemm_family::scipy_lp64 || f == gemm_family::scipy_ilp64;
+  return std::string(scipy ? "scipy_" : "") + routine + (is_ilp64(f) ? "_64_" : "_");
+}
+
 void* cpu_level3(const char* name, bool required) noexcept {
   static std::mutex mutex;
   static auto* found = new std::map<std::string, void*>();  // leaked: used until exit

@@ -12,13 +12,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace ozdgemm::detail {
 
-// The name families of the GEMM routines the library intercepts. Each intercepted name is
-// forwarded to the CPU BLAS's definition of the same name, so one family is one library's
-// naming and integer width:
+// The name families of the routines the library intercepts (GEMM, and the Level-3 routines of
+// level3_hooks.cpp likewise). Each intercepted name is forwarded to the CPU BLAS's definition
+// of the same name, so one family is one library's naming and integer width:
 //   lp64         dgemm_, cblas_dgemm, zgemm_, cblas_zgemm (libblas.so.3; 32-bit integers)
 //   ilp64        dgemm_64_, cblas_dgemm64_, zgemm_64_, cblas_zgemm64_ (the 64-bit builds of
 //                reference BLAS and OpenBLAS)
@@ -99,21 +100,31 @@ cblas_zgemm_fn<blas_int<F>> cpu_cblas_zgemm() noexcept {
       cpu_gemm_symbol<F, gemm_routine::cblas_zgemm>());
 }
 
-// The Fortran Level-3 routines other than GEMM (LP64), by the shape of their arguments; scalars
-// and matrices by address (double, or COMPLEX*16 pairs; ZHERK's alpha and beta, ZHER2K's beta
-// are DOUBLE PRECISION), then the hidden lengths of the CHARACTER arguments.
+// The Fortran Level-3 routines other than GEMM, by the shape of their arguments, INTEGERs of a
+// family's width; scalars and matrices by address (double, or COMPLEX*16 pairs; ZHERK's alpha
+// and beta, ZHER2K's beta are DOUBLE PRECISION), then the hidden lengths of the CHARACTERs.
 //   xSYRK, xHERK:           UPLO TRANS N K ALPHA A LDA BETA C LDC
-using rank_k_fn = void (*)(const char*, const char*, const int*, const int*, const void*,
-                           const void*, const int*, const void*, void*, const int*, std::size_t,
+template <class Int>
+using rank_k_fn = void (*)(const char*, const char*, const Int*, const Int*, const void*,
+                           const void*, const Int*, const void*, void*, const Int*, std::size_t,
                            std::size_t);
 //   xSYR2K, xHER2K, xSYMM, xHEMM: two CHARACTERs, two sizes, ALPHA A LDA B LDB BETA C LDC
-using two_operand_fn = void (*)(const char*, const char*, const int*, const int*, const void*,
-                                const void*, const int*, const void*, const int*, const void*,
-                                void*, const int*, std::size_t, std::size_t);
+template <class Int>
+using two_operand_fn = void (*)(const char*, const char*, const Int*, const Int*, const void*,
+                                const void*, const Int*, const void*, const Int*, const void*,
+                                void*, const Int*, std::size_t, std::size_t);
 //   xTRMM, xTRSM:           SIDE UPLO TRANSA DIAG M N ALPHA A LDA B LDB
-using triangular_fn = void (*)(const char*, const char*, const char*, const char*, const int*,
-                               const int*, const void*, const void*, const int*, void*,
-                               const int*, std::size_t, std::size_t, std::size_t, std::size_t);
+template <class Int>
+using triangular_fn = void (*)(const char*, const char*, const char*, const char*, const Int*,
+                               const Int*, const void*, const void*, const Int*, void*, const Int*,
+                               std::size_t, std::size_t, std::size_t, std::size_t);
+
+// The Fortran name of the Level-3 routine `routine` ("dsyrk", "ztrsm") in family f: dsyrk_,
+// dsyrk_64_, scipy_dsyrk_, scipy_dsyrk_64_. OpenBLAS's exports/gensymbol.pl names a Fortran
+// routine SYMBOLPREFIX + name + "_" + SYMBOLSUFFIX and a CBLAS one SYMBOLPREFIX + cblas_name +
+// SYMBOLSUFFIX (cblas_dsyrk64_, scipy_cblas_dsyrk64_); its 64-bit builds use SYMBOLSUFFIX=64_
+// and scipy-openblas adds SYMBOLPREFIX=scipy_ (MacPython/openblas-libs, tools/build_steps.sh).
+std::string fortran_name(gemm_family f, const char* routine);
 
 // The strided-batch GEMM extensions of MKL and OpenBLAS >= 0.3.30 (LP64): xGEMM's arguments with
 // a stride after each matrix's leading dimension and the batch size last. Fortran: every

@@ -76,21 +76,6 @@ void forward(const char* entry, const fortran_gemm_args<F>& f) noexcept {
   forward_fortran<F, gemm_routine::dgemm>(entry, f);
 }
 
-// Columns [first, first + count) of a valid column-major call, through the family's Fortran
-// DGEMM (the integers of a valid call fit the family's width: they came from it).
-template <gemm_family F>
-void dgemm_columns(fortran_gemm_fn<blas_int<F>> real, const host_gemm& g, int64_t first,
-                   int64_t count) noexcept {
-  using integer = blas_int<F>;
-  const char ta = g.opa == op_kind::n ? 'N' : 'T', tb = g.opb == op_kind::n ? 'N' : 'T';
-  const integer m = static_cast<integer>(g.m), n = static_cast<integer>(count);
-  const integer k = static_cast<integer>(g.k), lda = static_cast<integer>(g.lda);
-  const integer ldb = static_cast<integer>(g.ldb), ldc = static_cast<integer>(g.ldc);
-  const double* b = g.opb == op_kind::n ? g.b + first * g.ldb : g.b + first;
-  real(&ta, &tb, &m, &n, &k, &g.alpha, g.a, &lda, b, &ldb, &g.beta, g.c + first * g.ldc, &ldc, 1,
-       1);
-}
-
 template <gemm_family F>
 void forward(const char* entry, const cblas_dgemm_args<F>& x) noexcept {
   forward_dgemm<F>(entry, x);

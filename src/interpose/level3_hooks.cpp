@@ -1,11 +1,13 @@
 // Host BLAS Level-3 entry points other than GEMM: Fortran xSYRK, xSYR2K, xSYMM, xTRMM, xTRSM
-// (d and z) and ZHERK, ZHER2K, ZHEMM with their compilers' spellings, and their cblas_ forms.
+// (d and z) and ZHERK, ZHER2K, ZHEMM, and their cblas_ forms, under the names of every family
+// of cpu_blas.hpp (LP64 with its compilers' spellings, ILP64, scipy-openblas LP64 and ILP64).
 // The thin layer of blas_hooks.cpp: parse into one column-major level3 call (CBLAS row-major
 // translated as reference CBLAS translates it), offer it to level3_host.hpp, and otherwise
-// forward the call unchanged to the CPU BLAS, whose xerbla reports invalid arguments. Integers
-// are 32-bit (LP64).
+// forward the call unchanged (the caller's integers untouched) to the CPU BLAS's definition of
+// the same name, whose xerbla reports invalid arguments.
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 
 #include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
@@ -99,15 +101,15 @@ constexpr bool kComplex = std::is_same_v<T, zd>;
 //
 // `forward(f)` runs the caller's call on the CPU BLAS's routine f, which is `cpu` (logged when
 // missing). A CBLAS call (`cblas`) whose CPU BLAS has no CBLAS runs its column-major Fortran
-// equivalent instead, when valid.
-template <class Call, class Forward>
+// equivalent of family F instead, when valid.
+template <gemm_family F, class Call, class Forward>
 void serve_or_forward(const char* entry, bool parsed, const Call& x, const char* cpu, bool cblas,
                       Forward&& forward) noexcept {
   const bool outermost = !inside_interception();
   interception_scope scope;
-  if (outermost && parsed && serve_on_host(x, entry)) return;
+  if (outermost && parsed && serve_on_host<F>(x, entry)) return;
   if (void* f = cpu_level3(cpu, !cblas)) return forward(f);
-  if (cblas && parsed && run_on_cpu_blas(x)) return;
+  if (cblas && parsed && run_on_cpu_blas<F>(x)) return;
   try {
     logger().error(!cblas || parsed
                        ? "{}: no CPU BLAS to run this call (see above); output left unchanged"
@@ -118,12 +120,15 @@ void serve_or_forward(const char* entry, bool parsed, const Call& x, const char*
   }
 }
 
-// The Fortran forms: every argument by address, the CHARACTER lengths last.
-template <class T>
+// The Fortran forms: every argument by address, INTEGERs of F's width, the CHARACTER lengths
+// last.
+template <gemm_family F, class T>
 void fortran_rank_k(const char* entry, const char* cpu, rank_k_kind kind, const char* uplo,
-                    const char* trans, const int* n, const int* k, const void* alpha, const void* a,
-                    const int* lda, const void* b, const int* ldb, const void* beta, void* c,
-                    const int* ldc, std::size_t lu, std::size_t lt) noexcept {
+                    const char* trans, const blas_int<F>* n, const blas_int<F>* k,
+                    const void* alpha, const void* a, const blas_int<F>* lda, const void* b,
+                    const blas_int<F>* ldb, const void* beta, void* c, const blas_int<F>* ldc,
+                    std::size_t lu, std::size_t lt) noexcept {
+  using integer = blas_int<F>;
   rank_k_call<T> x{};
   const bool two = kind == rank_k_kind::syr2k || kind == rank_k_kind::her2k;
   bool parsed = uplo != nullptr && trans != nullptr && n != nullptr && k != nullptr &&
@@ -139,20 +144,21 @@ void fortran_rank_k(const char* entry, const char* cpu, rank_k_kind kind, const 
     x.c = static_cast<T*>(c), x.ldc = *ldc;
     parsed = valid(x, kComplex<T>);
   }
-  serve_or_forward(entry, parsed, x, cpu, false, [&](void* f) {
+  serve_or_forward<F>(entry, parsed, x, cpu, false, [&](void* f) {
     if (two)
-      reinterpret_cast<two_operand_fn>(f)(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                                          lu, lt);
+      reinterpret_cast<two_operand_fn<integer>>(f)(uplo, trans, n, k, alpha, a, lda, b, ldb, beta,
+                                                   c, ldc, lu, lt);
     else
-      reinterpret_cast<rank_k_fn>(f)(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, lu, lt);
+      reinterpret_cast<rank_k_fn<integer>>(f)(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, lu,
+                                              lt);
   });
 }
 
-template <class T>
+template <gemm_family F, class T>
 void fortran_symm(const char* entry, const char* cpu, bool herm, const char* side, const char* uplo,
-                  const int* m, const int* n, const void* alpha, const void* a, const int* lda,
-                  const void* b, const int* ldb, const void* beta, void* c, const int* ldc,
-                  std::size_t ls, std::size_t lu) noexcept {
+                  const blas_int<F>* m, const blas_int<F>* n, const void* alpha, const void* a,
+                  const blas_int<F>* lda, const void* b, const blas_int<F>* ldb, const void* beta,
+                  void* c, const blas_int<F>* ldc, std::size_t ls, std::size_t lu) noexcept {
   symm_call<T> x{};
   bool parsed = side != nullptr && uplo != nullptr && m != nullptr && n != nullptr &&
                 alpha != nullptr && lda != nullptr && ldb != nullptr && beta != nullptr &&
@@ -173,18 +179,18 @@ void fortran_symm(const char* entry, const char* cpu, bool herm, const char* sid
                      *ldc};
     parsed = valid(x);
   }
-  serve_or_forward(entry, parsed, x, cpu, false, [&](void* f) {
-    reinterpret_cast<two_operand_fn>(f)(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, ls,
-                                        lu);
+  serve_or_forward<F>(entry, parsed, x, cpu, false, [&](void* f) {
+    reinterpret_cast<two_operand_fn<blas_int<F>>>(f)(side, uplo, m, n, alpha, a, lda, b, ldb, beta,
+                                                     c, ldc, ls, lu);
   });
 }
 
-template <class T>
+template <gemm_family F, class T>
 void fortran_triangular(const char* entry, const char* cpu, bool solve, const char* side,
-                        const char* uplo, const char* transa, const char* diag, const int* m,
-                        const int* n, const void* alpha, const void* a, const int* lda, void* b,
-                        const int* ldb, std::size_t ls, std::size_t lu, std::size_t lt,
-                        std::size_t ld) noexcept {
+                        const char* uplo, const char* transa, const char* diag,
+                        const blas_int<F>* m, const blas_int<F>* n, const void* alpha,
+                        const void* a, const blas_int<F>* lda, void* b, const blas_int<F>* ldb,
+                        std::size_t ls, std::size_t lu, std::size_t lt, std::size_t ld) noexcept {
   triangular_call<T> x{};
   bool parsed = side != nullptr && uplo != nullptr && transa != nullptr && diag != nullptr &&
                 m != nullptr && n != nullptr && alpha != nullptr && lda != nullptr &&
@@ -205,9 +211,9 @@ void fortran_triangular(const char* entry, const char* cpu, bool solve, const ch
                            *ldb};
     parsed = valid(x);
   }
-  serve_or_forward(entry, parsed, x, cpu, false, [&](void* f) {
-    reinterpret_cast<triangular_fn>(f)(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, ls,
-                                       lu, lt, ld);
+  serve_or_forward<F>(entry, parsed, x, cpu, false, [&](void* f) {
+    reinterpret_cast<triangular_fn<blas_int<F>>>(f)(side, uplo, transa, diag, m, n, alpha, a, lda,
+                                                    b, ldb, ls, lu, lt, ld);
   });
 }
 
@@ -215,10 +221,24 @@ void fortran_triangular(const char* entry, const char* cpu, bool solve, const ch
 // The CBLAS forms. Row-major buffers read column-major are the transposes, so a row-major call
 // is the column-major call reference CBLAS makes of it: uplo (and side) flipped, m and n swapped,
 // SYRK's trans flipped, HER2K's alpha conjugated.
+//
+// A scalar arrives as `double` (real routines; ZHERK's alpha and beta, ZHER2K's beta) or by
+// address (the other complex ones); `value` reads it as T, false when its address is null.
+template <class T>
+bool value(double v, T* out) {
+  *out = T(v);
+  return true;
+}
+template <class T>
+bool value(const void* p, T* out) {
+  if (p == nullptr) return false;
+  *out = at<T>(p);
+  return true;
+}
 
 template <class T>
-bool cblas_rank_k(rank_k_kind kind, int layout, int uplo, int trans, int n, int k, T alpha,
-                  const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc,
+bool cblas_rank_k(rank_k_kind kind, int layout, int uplo, int trans, int64_t n, int64_t k, T alpha,
+                  const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
                   rank_k_call<T>* x) {
   uplo_kind u;
   trans_kind t;
@@ -238,8 +258,9 @@ bool cblas_rank_k(rank_k_kind kind, int layout, int uplo, int trans, int n, int 
 }
 
 template <class T>
-bool cblas_symm(bool herm, int layout, int side, int uplo, int m, int n, T alpha, const T* a,
-                int lda, const T* b, int ldb, T beta, T* c, int ldc, symm_call<T>* x) {
+bool cblas_symm(bool herm, int layout, int side, int uplo, int64_t m, int64_t n, T alpha,
+                const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+                symm_call<T>* x) {
   side_kind s;
   uplo_kind u;
   if (!parse(side, &s) || !parse(uplo, &u)) return false;
@@ -253,8 +274,9 @@ bool cblas_symm(bool herm, int layout, int side, int uplo, int m, int n, T alpha
 }
 
 template <class T>
-bool cblas_triangular(bool solve, int layout, int side, int uplo, int transa, int diag, int m,
-                      int n, T alpha, const T* a, int lda, T* b, int ldb, triangular_call<T>* x) {
+bool cblas_triangular(bool solve, int layout, int side, int uplo, int transa, int diag, int64_t m,
+                      int64_t n, T alpha, const T* a, int64_t lda, T* b, int64_t ldb,
+                      triangular_call<T>* x) {
   side_kind s;
   uplo_kind u;
   trans_kind t;
@@ -269,58 +291,219 @@ bool cblas_triangular(bool solve, int layout, int side, int uplo, int transa, in
   return valid(*x);
 }
 
+// One CBLAS entry of each shape, family F: the sizes of its width, the scalars as the routine
+// takes them (Alpha, Beta: double or const void*), forwarded unchanged to the CPU BLAS's
+// definition of the name `entry`.
+template <gemm_family F, class T, class Alpha, class Beta>
+void cblas_rank_k_entry(const char* entry, rank_k_kind kind, int layout, int uplo, int trans,
+                        blas_int<F> n, blas_int<F> k, Alpha alpha, const void* a, blas_int<F> lda,
+                        const void* b, blas_int<F> ldb, Beta beta, void* c,
+                        blas_int<F> ldc) noexcept {
+  using integer = blas_int<F>;
+  rank_k_call<T> x{};
+  T al{}, be{};
+  const bool two = kind == rank_k_kind::syr2k || kind == rank_k_kind::her2k;
+  const bool parsed =
+      value(alpha, &al) && value(beta, &be) &&
+      cblas_rank_k<T>(kind, layout, uplo, trans, n, k, al, static_cast<const T*>(a), lda,
+                      static_cast<const T*>(b), ldb, be, static_cast<T*>(c), ldc, &x);
+  serve_or_forward<F>(entry, parsed, x, entry, true, [&](void* f) {
+    if (two)
+      reinterpret_cast<void (*)(int, int, int, integer, integer, Alpha, const void*, integer,
+                                const void*, integer, Beta, void*, integer)>(f)(
+          layout, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    else
+      reinterpret_cast<void (*)(int, int, int, integer, integer, Alpha, const void*, integer, Beta,
+                                void*, integer)>(f)(layout, uplo, trans, n, k, alpha, a, lda, beta,
+                                                    c, ldc);
+  });
+}
+
+template <gemm_family F, class T, class Scalar>
+void cblas_symm_entry(const char* entry, bool herm, int layout, int side, int uplo, blas_int<F> m,
+                      blas_int<F> n, Scalar alpha, const void* a, blas_int<F> lda, const void* b,
+                      blas_int<F> ldb, Scalar beta, void* c, blas_int<F> ldc) noexcept {
+  using integer = blas_int<F>;
+  symm_call<T> x{};
+  T al{}, be{};
+  const bool parsed =
+      value(alpha, &al) && value(beta, &be) &&
+      cblas_symm<T>(herm, layout, side, uplo, m, n, al, static_cast<const T*>(a), lda,
+                    static_cast<const T*>(b), ldb, be, static_cast<T*>(c), ldc, &x);
+  serve_or_forward<F>(entry, parsed, x, entry, true, [&](void* f) {
+    reinterpret_cast<void (*)(int, int, int, integer, integer, Scalar, const void*, integer,
+                              const void*, integer, Scalar, void*, integer)>(f)(
+        layout, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
+}
+
+template <gemm_family F, class T, class Scalar>
+void cblas_triangular_entry(const char* entry, bool solve, int layout, int side, int uplo,
+                            int transa, int diag, blas_int<F> m, blas_int<F> n, Scalar alpha,
+                            const void* a, blas_int<F> lda, void* b, blas_int<F> ldb) noexcept {
+  using integer = blas_int<F>;
+  triangular_call<T> x{};
+  T al{};
+  const bool parsed =
+      value(alpha, &al) &&
+      cblas_triangular<T>(solve, layout, side, uplo, transa, diag, m, n, al,
+                          static_cast<const T*>(a), lda, static_cast<T*>(b), ldb, &x);
+  serve_or_forward<F>(entry, parsed, x, entry, true, [&](void* f) {
+    reinterpret_cast<void (*)(int, int, int, int, int, integer, integer, Scalar, const void*,
+                              integer, void*, integer)>(f)(layout, side, uplo, transa, diag, m, n,
+                                                           alpha, a, lda, b, ldb);
+  });
+}
+
 }  // namespace
 }  // namespace ozdgemm::detail
 
 // ---------------------------------------------------------------------------------------------
-// Exported entry points (cmake/ozdgemm.map).
+// Exported entry points (cmake/ozdgemm.map), by family.
 
-using ozdgemm::detail::rank_k_call;
+using ozdgemm::detail::blas_int;
+using ozdgemm::detail::gemm_family;
 using ozdgemm::detail::rank_k_kind;
-using ozdgemm::detail::symm_call;
-using ozdgemm::detail::triangular_call;
 using ozdgemm::detail::zd;
 
 extern "C" {
 
-// Fortran: the spellings of blas_hooks.cpp's DGEMM (name_, name, NAME), each with the CPU BLAS
-// routine it forwards to.
-#define OZDGEMM_F_RANK_K(NAME, T, KIND, CPU)                                                \
-  OZDGEMM_API void NAME(const char* uplo, const char* trans, const int* n, const int* k,    \
-                        const void* alpha, const void* a, const int* lda, const void* beta, \
-                        void* c, const int* ldc, std::size_t lu, std::size_t lt) noexcept { \
-    ozdgemm::detail::fortran_rank_k<T>(#NAME, CPU, KIND, uplo, trans, n, k, alpha, a, lda,  \
-                                       nullptr, nullptr, beta, c, ldc, lu, lt);             \
+// Fortran, each name with the CPU BLAS routine it forwards to (its own; LP64's other spellings
+// forward to name_).
+#define OZDGEMM_F_RANK_K(NAME, FAMILY, T, KIND, CPU)                                               \
+  OZDGEMM_API void NAME(const char* uplo, const char* trans, const blas_int<FAMILY>* n,            \
+                        const blas_int<FAMILY>* k, const void* alpha, const void* a,               \
+                        const blas_int<FAMILY>* lda, const void* beta, void* c,                    \
+                        const blas_int<FAMILY>* ldc, std::size_t lu, std::size_t lt) noexcept {    \
+    ozdgemm::detail::fortran_rank_k<FAMILY, T>(#NAME, CPU, KIND, uplo, trans, n, k, alpha, a, lda, \
+                                               nullptr, nullptr, beta, c, ldc, lu, lt);            \
   }
-#define OZDGEMM_F_RANK_2K(NAME, T, KIND, CPU)                                                      \
-  OZDGEMM_API void NAME(const char* uplo, const char* trans, const int* n, const int* k,           \
-                        const void* alpha, const void* a, const int* lda, const void* b,           \
-                        const int* ldb, const void* beta, void* c, const int* ldc, std::size_t lu, \
+#define OZDGEMM_F_RANK_2K(NAME, FAMILY, T, KIND, CPU)                                              \
+  OZDGEMM_API void NAME(const char* uplo, const char* trans, const blas_int<FAMILY>* n,            \
+                        const blas_int<FAMILY>* k, const void* alpha, const void* a,               \
+                        const blas_int<FAMILY>* lda, const void* b, const blas_int<FAMILY>* ldb,   \
+                        const void* beta, void* c, const blas_int<FAMILY>* ldc, std::size_t lu,    \
                         std::size_t lt) noexcept {                                                 \
-    ozdgemm::detail::fortran_rank_k<T>(#NAME, CPU, KIND, uplo, trans, n, k, alpha, a, lda, b, ldb, \
-                                       beta, c, ldc, lu, lt);                                      \
+    ozdgemm::detail::fortran_rank_k<FAMILY, T>(#NAME, CPU, KIND, uplo, trans, n, k, alpha, a, lda, \
+                                               b, ldb, beta, c, ldc, lu, lt);                      \
   }
-#define OZDGEMM_F_SYMM(NAME, T, HERM, CPU)                                                         \
-  OZDGEMM_API void NAME(const char* side, const char* uplo, const int* m, const int* n,            \
-                        const void* alpha, const void* a, const int* lda, const void* b,           \
-                        const int* ldb, const void* beta, void* c, const int* ldc, std::size_t ls, \
+#define OZDGEMM_F_SYMM(NAME, FAMILY, T, HERM, CPU)                                                 \
+  OZDGEMM_API void NAME(const char* side, const char* uplo, const blas_int<FAMILY>* m,             \
+                        const blas_int<FAMILY>* n, const void* alpha, const void* a,               \
+                        const blas_int<FAMILY>* lda, const void* b, const blas_int<FAMILY>* ldb,   \
+                        const void* beta, void* c, const blas_int<FAMILY>* ldc, std::size_t ls,    \
                         std::size_t lu) noexcept {                                                 \
-    ozdgemm::detail::fortran_symm<T>(#NAME, CPU, HERM, side, uplo, m, n, alpha, a, lda, b, ldb,    \
-                                     beta, c, ldc, ls, lu);                                        \
+    ozdgemm::detail::fortran_symm<FAMILY, T>(#NAME, CPU, HERM, side, uplo, m, n, alpha, a, lda, b, \
+                                             ldb, beta, c, ldc, ls, lu);                           \
   }
-#define OZDGEMM_F_TRIANGULAR(NAME, T, SOLVE, CPU)                                                 \
-  OZDGEMM_API void NAME(const char* side, const char* uplo, const char* transa, const char* diag, \
-                        const int* m, const int* n, const void* alpha, const void* a,             \
-                        const int* lda, void* b, const int* ldb, std::size_t ls, std::size_t lu,  \
-                        std::size_t lt, std::size_t ld) noexcept {                                \
-    ozdgemm::detail::fortran_triangular<T>(#NAME, CPU, SOLVE, side, uplo, transa, diag, m, n,     \
-                                           alpha, a, lda, b, ldb, ls, lu, lt, ld);                \
+#define OZDGEMM_F_TRIANGULAR(NAME, FAMILY, T, SOLVE, CPU)                                          \
+  OZDGEMM_API void NAME(const char* side, const char* uplo, const char* transa, const char* diag,  \
+                        const blas_int<FAMILY>* m, const blas_int<FAMILY>* n, const void* alpha,   \
+                        const void* a, const blas_int<FAMILY>* lda, void* b,                       \
+                        const blas_int<FAMILY>* ldb, std::size_t ls, std::size_t lu,               \
+                        std::size_t lt, std::size_t ld) noexcept {                                 \
+    ozdgemm::detail::fortran_triangular<FAMILY, T>(#NAME, CPU, SOLVE, side, uplo, transa, diag, m, \
+                                                   n, alpha, a, lda, b, ldb, ls, lu, lt, ld);      \
   }
-#define OZDGEMM_SPELLINGS(MACRO, LOWER, UPPER, ...) \
-  MACRO(LOWER##_, __VA_ARGS__, #LOWER "_")          \
-  MACRO(LOWER, __VA_ARGS__, #LOWER "_")             \
-  MACRO(UPPER, __VA_ARGS__, #LOWER "_")
 
+// CBLAS: real scalars by value, complex ones by address (ZHERK's alpha and beta, ZHER2K's beta
+// are real, by value); the enums as int, sizes of the family's width.
+#define OZDGEMM_C_RANK_K(NAME, FAMILY, T, KIND, ALPHA, BETA)                                      \
+  OZDGEMM_API void NAME(int layout, int uplo, int trans, blas_int<FAMILY> n, blas_int<FAMILY> k,  \
+                        ALPHA alpha, const void* a, blas_int<FAMILY> lda, BETA beta, void* c,     \
+                        blas_int<FAMILY> ldc) noexcept {                                          \
+    ozdgemm::detail::cblas_rank_k_entry<FAMILY, T>(#NAME, KIND, layout, uplo, trans, n, k, alpha, \
+                                                   a, lda, nullptr, 0, beta, c, ldc);             \
+  }
+#define OZDGEMM_C_RANK_2K(NAME, FAMILY, T, KIND, ALPHA, BETA)                                      \
+  OZDGEMM_API void NAME(int layout, int uplo, int trans, blas_int<FAMILY> n, blas_int<FAMILY> k,   \
+                        ALPHA alpha, const void* a, blas_int<FAMILY> lda, const void* b,           \
+                        blas_int<FAMILY> ldb, BETA beta, void* c, blas_int<FAMILY> ldc) noexcept { \
+    ozdgemm::detail::cblas_rank_k_entry<FAMILY, T>(#NAME, KIND, layout, uplo, trans, n, k, alpha,  \
+                                                   a, lda, b, ldb, beta, c, ldc);                  \
+  }
+#define OZDGEMM_C_SYMM(NAME, FAMILY, T, HERM, SCALAR)                                             \
+  OZDGEMM_API void NAME(int layout, int side, int uplo, blas_int<FAMILY> m, blas_int<FAMILY> n,   \
+                        SCALAR alpha, const void* a, blas_int<FAMILY> lda, const void* b,         \
+                        blas_int<FAMILY> ldb, SCALAR beta, void* c,                               \
+                        blas_int<FAMILY> ldc) noexcept {                                          \
+    ozdgemm::detail::cblas_symm_entry<FAMILY, T>(#NAME, HERM, layout, side, uplo, m, n, alpha, a, \
+                                                 lda, b, ldb, beta, c, ldc);                      \
+  }
+#define OZDGEMM_C_TRIANGULAR(NAME, FAMILY, T, SOLVE, SCALAR)                                      \
+  OZDGEMM_API void NAME(int layout, int side, int uplo, int transa, int diag, blas_int<FAMILY> m, \
+                        blas_int<FAMILY> n, SCALAR alpha, const void* a, blas_int<FAMILY> lda,    \
+                        void* b, blas_int<FAMILY> ldb) noexcept {                                 \
+    ozdgemm::detail::cblas_triangular_entry<FAMILY, T>(#NAME, SOLVE, layout, side, uplo, transa,  \
+                                                       diag, m, n, alpha, a, lda, b, ldb);        \
+  }
+
+// The thirteen routines of one family: its Fortran names F_..., forwarded to themselves, and its
+// CBLAS names C_... .
+#define OZDGEMM_LEVEL3_NAMES(FAMILY, F_DSYRK, F_ZSYRK, F_ZHERK, F_DSYR2K, F_ZSYR2K, F_ZHER2K,  \
+                             F_DSYMM, F_ZSYMM, F_ZHEMM, F_DTRMM, F_ZTRMM, F_DTRSM, F_ZTRSM,    \
+                             C_DSYRK, C_ZSYRK, C_ZHERK, C_DSYR2K, C_ZSYR2K, C_ZHER2K, C_DSYMM, \
+                             C_ZSYMM, C_ZHEMM, C_DTRMM, C_ZTRMM, C_DTRSM, C_ZTRSM)             \
+  OZDGEMM_F_RANK_K(F_DSYRK, FAMILY, double, rank_k_kind::syrk, #F_DSYRK)                       \
+  OZDGEMM_F_RANK_K(F_ZSYRK, FAMILY, zd, rank_k_kind::syrk, #F_ZSYRK)                           \
+  OZDGEMM_F_RANK_K(F_ZHERK, FAMILY, zd, rank_k_kind::herk, #F_ZHERK)                           \
+  OZDGEMM_F_RANK_2K(F_DSYR2K, FAMILY, double, rank_k_kind::syr2k, #F_DSYR2K)                   \
+  OZDGEMM_F_RANK_2K(F_ZSYR2K, FAMILY, zd, rank_k_kind::syr2k, #F_ZSYR2K)                       \
+  OZDGEMM_F_RANK_2K(F_ZHER2K, FAMILY, zd, rank_k_kind::her2k, #F_ZHER2K)                       \
+  OZDGEMM_F_SYMM(F_DSYMM, FAMILY, double, false, #F_DSYMM)                                     \
+  OZDGEMM_F_SYMM(F_ZSYMM, FAMILY, zd, false, #F_ZSYMM)                                         \
+  OZDGEMM_F_SYMM(F_ZHEMM, FAMILY, zd, true, #F_ZHEMM)                                          \
+  OZDGEMM_F_TRIANGULAR(F_DTRMM, FAMILY, double, false, #F_DTRMM)                               \
+  OZDGEMM_F_TRIANGULAR(F_ZTRMM, FAMILY, zd, false, #F_ZTRMM)                                   \
+  OZDGEMM_F_TRIANGULAR(F_DTRSM, FAMILY, double, true, #F_DTRSM)                                \
+  OZDGEMM_F_TRIANGULAR(F_ZTRSM, FAMILY, zd, true, #F_ZTRSM)                                    \
+  OZDGEMM_C_RANK_K(C_DSYRK, FAMILY, double, rank_k_kind::syrk, double, double)                 \
+  OZDGEMM_C_RANK_K(C_ZSYRK, FAMILY, zd, rank_k_kind::syrk, const void*, const void*)           \
+  OZDGEMM_C_RANK_K(C_ZHERK, FAMILY, zd, rank_k_kind::herk, double, double)                     \
+  OZDGEMM_C_RANK_2K(C_DSYR2K, FAMILY, double, rank_k_kind::syr2k, double, double)              \
+  OZDGEMM_C_RANK_2K(C_ZSYR2K, FAMILY, zd, rank_k_kind::syr2k, const void*, const void*)        \
+  OZDGEMM_C_RANK_2K(C_ZHER2K, FAMILY, zd, rank_k_kind::her2k, const void*, double)             \
+  OZDGEMM_C_SYMM(C_DSYMM, FAMILY, double, false, double)                                       \
+  OZDGEMM_C_SYMM(C_ZSYMM, FAMILY, zd, false, const void*)                                      \
+  OZDGEMM_C_SYMM(C_ZHEMM, FAMILY, zd, true, const void*)                                       \
+  OZDGEMM_C_TRIANGULAR(C_DTRMM, FAMILY, double, false, double)                                 \
+  OZDGEMM_C_TRIANGULAR(C_ZTRMM, FAMILY, zd, false, const void*)                                \
+  OZDGEMM_C_TRIANGULAR(C_DTRSM, FAMILY, double, true, double)                                  \
+  OZDGEMM_C_TRIANGULAR(C_ZTRSM, FAMILY, zd, true, const void*)
+
+// LP64, the names of libblas.so.3 (Fortran name_; the spellings name and NAME of blas_hooks.cpp's
+// DGEMM follow).
+OZDGEMM_LEVEL3_NAMES(gemm_family::lp64, dsyrk_, zsyrk_, zherk_, dsyr2k_, zsyr2k_, zher2k_, dsymm_,
+                     zsymm_, zhemm_, dtrmm_, ztrmm_, dtrsm_, ztrsm_, cblas_dsyrk, cblas_zsyrk,
+                     cblas_zherk, cblas_dsyr2k, cblas_zsyr2k, cblas_zher2k, cblas_dsymm,
+                     cblas_zsymm, cblas_zhemm, cblas_dtrmm, cblas_ztrmm, cblas_dtrsm, cblas_ztrsm)
+// ILP64: the 64_ suffix of reference BLAS's and OpenBLAS's 64-bit builds.
+OZDGEMM_LEVEL3_NAMES(gemm_family::ilp64, dsyrk_64_, zsyrk_64_, zherk_64_, dsyr2k_64_, zsyr2k_64_,
+                     zher2k_64_, dsymm_64_, zsymm_64_, zhemm_64_, dtrmm_64_, ztrmm_64_, dtrsm_64_,
+                     ztrsm_64_, cblas_dsyrk64_, cblas_zsyrk64_, cblas_zherk64_, cblas_dsyr2k64_,
+                     cblas_zsyr2k64_, cblas_zher2k64_, cblas_dsymm64_, cblas_zsymm64_,
+                     cblas_zhemm64_, cblas_dtrmm64_, cblas_ztrmm64_, cblas_dtrsm64_, cblas_ztrsm64_)
+// scipy-openblas: LP64 (scipy's wheels) and ILP64 (numpy's: `a @ a.T` is scipy_cblas_dsyrk64_).
+OZDGEMM_LEVEL3_NAMES(gemm_family::scipy_lp64, scipy_dsyrk_, scipy_zsyrk_, scipy_zherk_,
+                     scipy_dsyr2k_, scipy_zsyr2k_, scipy_zher2k_, scipy_dsymm_, scipy_zsymm_,
+                     scipy_zhemm_, scipy_dtrmm_, scipy_ztrmm_, scipy_dtrsm_, scipy_ztrsm_,
+                     scipy_cblas_dsyrk, scipy_cblas_zsyrk, scipy_cblas_zherk, scipy_cblas_dsyr2k,
+                     scipy_cblas_zsyr2k, scipy_cblas_zher2k, scipy_cblas_dsymm, scipy_cblas_zsymm,
+                     scipy_cblas_zhemm, scipy_cblas_dtrmm, scipy_cblas_ztrmm, scipy_cblas_dtrsm,
+                     scipy_cblas_ztrsm)
+OZDGEMM_LEVEL3_NAMES(gemm_family::scipy_ilp64, scipy_dsyrk_64_, scipy_zsyrk_64_, scipy_zherk_64_,
+                     scipy_dsyr2k_64_, scipy_zsyr2k_64_, scipy_zher2k_64_, scipy_dsymm_64_,
+                     scipy_zsymm_64_, scipy_zhemm_64_, scipy_dtrmm_64_, scipy_ztrmm_64_,
+                     scipy_dtrsm_64_, scipy_ztrsm_64_, scipy_cblas_dsyrk64_, scipy_cblas_zsyrk64_,
+                     scipy_cblas_zherk64_, scipy_cblas_dsyr2k64_, scipy_cblas_zsyr2k64_,
+                     scipy_cblas_zher2k64_, scipy_cblas_dsymm64_, scipy_cblas_zsymm64_,
+                     scipy_cblas_zhemm64_, scipy_cblas_dtrmm64_, scipy_cblas_ztrmm64_,
+                     scipy_cblas_dtrsm64_, scipy_cblas_ztrsm64_)
+
+// LP64's other Fortran spellings (xlf without -qextname; upper case), forwarded to name_.
+#define OZDGEMM_SPELLINGS(MACRO, LOWER, UPPER, ...)        \
+  MACRO(LOWER, gemm_family::lp64, __VA_ARGS__, #LOWER "_") \
+  MACRO(UPPER, gemm_family::lp64, __VA_ARGS__, #LOWER "_")
 OZDGEMM_SPELLINGS(OZDGEMM_F_RANK_K, dsyrk, DSYRK, double, rank_k_kind::syrk)
 OZDGEMM_SPELLINGS(OZDGEMM_F_RANK_K, zsyrk, ZSYRK, zd, rank_k_kind::syrk)
 OZDGEMM_SPELLINGS(OZDGEMM_F_RANK_K, zherk, ZHERK, zd, rank_k_kind::herk)
@@ -335,157 +518,14 @@ OZDGEMM_SPELLINGS(OZDGEMM_F_TRIANGULAR, ztrmm, ZTRMM, zd, false)
 OZDGEMM_SPELLINGS(OZDGEMM_F_TRIANGULAR, dtrsm, DTRSM, double, true)
 OZDGEMM_SPELLINGS(OZDGEMM_F_TRIANGULAR, ztrsm, ZTRSM, zd, true)
 #undef OZDGEMM_SPELLINGS
+#undef OZDGEMM_LEVEL3_NAMES
+#undef OZDGEMM_C_TRIANGULAR
+#undef OZDGEMM_C_SYMM
+#undef OZDGEMM_C_RANK_2K
+#undef OZDGEMM_C_RANK_K
 #undef OZDGEMM_F_TRIANGULAR
 #undef OZDGEMM_F_SYMM
 #undef OZDGEMM_F_RANK_2K
 #undef OZDGEMM_F_RANK_K
-
-// CBLAS: real scalars by value, complex ones by address (ZHERK's alpha and beta, ZHER2K's beta
-// are real, by value).
-
-OZDGEMM_API void cblas_dsyrk(int layout, int uplo, int trans, int n, int k, double alpha,
-                             const double* a, int lda, double beta, double* c, int ldc) noexcept {
-  rank_k_call<double> x{};
-  const bool parsed = ozdgemm::detail::cblas_rank_k<double>(
-      rank_k_kind::syrk, layout, uplo, trans, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_dsyrk", parsed, x, "cblas_dsyrk", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_dsyrk)>(f)(layout, uplo, trans, n, k, alpha, a, lda, beta, c,
-                                                ldc);
-  });
-}
-
-OZDGEMM_API void cblas_zsyrk(int layout, int uplo, int trans, int n, int k, const void* alpha,
-                             const void* a, int lda, const void* beta, void* c, int ldc) noexcept {
-  rank_k_call<zd> x{};
-  const bool parsed = alpha != nullptr && beta != nullptr &&
-                      ozdgemm::detail::cblas_rank_k<zd>(
-                          rank_k_kind::syrk, layout, uplo, trans, n, k,
-                          *static_cast<const zd*>(alpha), static_cast<const zd*>(a), lda, nullptr,
-                          0, *static_cast<const zd*>(beta), static_cast<zd*>(c), ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_zsyrk", parsed, x, "cblas_zsyrk", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_zsyrk)>(f)(layout, uplo, trans, n, k, alpha, a, lda, beta, c,
-                                                ldc);
-  });
-}
-
-OZDGEMM_API void cblas_zherk(int layout, int uplo, int trans, int n, int k, double alpha,
-                             const void* a, int lda, double beta, void* c, int ldc) noexcept {
-  rank_k_call<zd> x{};
-  const bool parsed = ozdgemm::detail::cblas_rank_k<zd>(
-      rank_k_kind::herk, layout, uplo, trans, n, k, zd(alpha), static_cast<const zd*>(a), lda,
-      nullptr, 0, zd(beta), static_cast<zd*>(c), ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_zherk", parsed, x, "cblas_zherk", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_zherk)>(f)(layout, uplo, trans, n, k, alpha, a, lda, beta, c,
-                                                ldc);
-  });
-}
-
-OZDGEMM_API void cblas_dsyr2k(int layout, int uplo, int trans, int n, int k, double alpha,
-                              const double* a, int lda, const double* b, int ldb, double beta,
-                              double* c, int ldc) noexcept {
-  rank_k_call<double> x{};
-  const bool parsed = ozdgemm::detail::cblas_rank_k<double>(
-      rank_k_kind::syr2k, layout, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_dsyr2k", parsed, x, "cblas_dsyr2k", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_dsyr2k)>(f)(layout, uplo, trans, n, k, alpha, a, lda, b, ldb,
-                                                 beta, c, ldc);
-  });
-}
-
-OZDGEMM_API void cblas_zsyr2k(int layout, int uplo, int trans, int n, int k, const void* alpha,
-                              const void* a, int lda, const void* b, int ldb, const void* beta,
-                              void* c, int ldc) noexcept {
-  rank_k_call<zd> x{};
-  const bool parsed =
-      alpha != nullptr && beta != nullptr &&
-      ozdgemm::detail::cblas_rank_k<zd>(
-          rank_k_kind::syr2k, layout, uplo, trans, n, k, *static_cast<const zd*>(alpha),
-          static_cast<const zd*>(a), lda, static_cast<const zd*>(b), ldb,
-          *static_cast<const zd*>(beta), static_cast<zd*>(c), ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_zsyr2k", parsed, x, "cblas_zsyr2k", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_zsyr2k)>(f)(layout, uplo, trans, n, k, alpha, a, lda, b, ldb,
-                                                 beta, c, ldc);
-  });
-}
-
-OZDGEMM_API void cblas_zher2k(int layout, int uplo, int trans, int n, int k, const void* alpha,
-                              const void* a, int lda, const void* b, int ldb, double beta, void* c,
-                              int ldc) noexcept {
-  rank_k_call<zd> x{};
-  const bool parsed = alpha != nullptr &&
-                      ozdgemm::detail::cblas_rank_k<zd>(
-                          rank_k_kind::her2k, layout, uplo, trans, n, k,
-                          *static_cast<const zd*>(alpha), static_cast<const zd*>(a), lda,
-                          static_cast<const zd*>(b), ldb, zd(beta), static_cast<zd*>(c), ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_zher2k", parsed, x, "cblas_zher2k", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_zher2k)>(f)(layout, uplo, trans, n, k, alpha, a, lda, b, ldb,
-                                                 beta, c, ldc);
-  });
-}
-
-OZDGEMM_API void cblas_dsymm(int layout, int side, int uplo, int m, int n, double alpha,
-                             const double* a, int lda, const double* b, int ldb, double beta,
-                             double* c, int ldc) noexcept {
-  symm_call<double> x{};
-  const bool parsed = ozdgemm::detail::cblas_symm<double>(false, layout, side, uplo, m, n, alpha, a,
-                                                          lda, b, ldb, beta, c, ldc, &x);
-  ozdgemm::detail::serve_or_forward("cblas_dsymm", parsed, x, "cblas_dsymm", true, [&](void* f) {
-    reinterpret_cast<decltype(&cblas_dsymm)>(f)(layout, side, uplo, m, n, alpha, a, lda, b, ldb,
-                                                beta, c, ldc);
-  });
-}
-
-// ZSYMM and ZHEMM: one signature.
-#define OZDGEMM_CBLAS_ZSYMM(NAME, HERM)                                                            \
-  OZDGEMM_API void NAME(int layout, int side, int uplo, int m, int n, const void* alpha,           \
-                        const void* a, int lda, const void* b, int ldb, const void* beta, void* c, \
-                        int ldc) noexcept {                                                        \
-    symm_call<zd> x{};                                                                             \
-    const bool parsed = alpha != nullptr && beta != nullptr &&                                     \
-                        ozdgemm::detail::cblas_symm<zd>(                                           \
-                            HERM, layout, side, uplo, m, n, *static_cast<const zd*>(alpha),        \
-                            static_cast<const zd*>(a), lda, static_cast<const zd*>(b), ldb,        \
-                            *static_cast<const zd*>(beta), static_cast<zd*>(c), ldc, &x);          \
-    ozdgemm::detail::serve_or_forward(#NAME, parsed, x, #NAME, true, [&](void* f) {                \
-      reinterpret_cast<decltype(&NAME)>(f)(layout, side, uplo, m, n, alpha, a, lda, b, ldb, beta,  \
-                                           c, ldc);                                                \
-    });                                                                                            \
-  }
-OZDGEMM_CBLAS_ZSYMM(cblas_zsymm, false)
-OZDGEMM_CBLAS_ZSYMM(cblas_zhemm, true)
-#undef OZDGEMM_CBLAS_ZSYMM
-
-// TRMM and TRSM: one signature per type.
-#define OZDGEMM_CBLAS_DTRIANGULAR(NAME, SOLVE)                                                    \
-  OZDGEMM_API void NAME(int layout, int side, int uplo, int transa, int diag, int m, int n,       \
-                        double alpha, const double* a, int lda, double* b, int ldb) noexcept {    \
-    triangular_call<double> x{};                                                                  \
-    const bool parsed = ozdgemm::detail::cblas_triangular<double>(                                \
-        SOLVE, layout, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, &x);                \
-    ozdgemm::detail::serve_or_forward(#NAME, parsed, x, #NAME, true, [&](void* f) {               \
-      reinterpret_cast<decltype(&NAME)>(f)(layout, side, uplo, transa, diag, m, n, alpha, a, lda, \
-                                           b, ldb);                                               \
-    });                                                                                           \
-  }
-#define OZDGEMM_CBLAS_ZTRIANGULAR(NAME, SOLVE)                                                    \
-  OZDGEMM_API void NAME(int layout, int side, int uplo, int transa, int diag, int m, int n,       \
-                        const void* alpha, const void* a, int lda, void* b, int ldb) noexcept {   \
-    triangular_call<zd> x{};                                                                      \
-    const bool parsed =                                                                           \
-        alpha != nullptr &&                                                                       \
-        ozdgemm::detail::cblas_triangular<zd>(                                                    \
-            SOLVE, layout, side, uplo, transa, diag, m, n, *static_cast<const zd*>(alpha),        \
-            static_cast<const zd*>(a), lda, static_cast<zd*>(b), ldb, &x);                        \
-    ozdgemm::detail::serve_or_forward(#NAME, parsed, x, #NAME, true, [&](void* f) {               \
-      reinterpret_cast<decltype(&NAME)>(f)(layout, side, uplo, transa, diag, m, n, alpha, a, lda, \
-                                           b, ldb);                                               \
-    });                                                                                           \
-  }
-OZDGEMM_CBLAS_DTRIANGULAR(cblas_dtrmm, false)
-OZDGEMM_CBLAS_DTRIANGULAR(cblas_dtrsm, true)
-OZDGEMM_CBLAS_ZTRIANGULAR(cblas_ztrmm, false)
-OZDGEMM_CBLAS_ZTRIANGULAR(cblas_ztrsm, true)
-#undef OZDGEMM_CBLAS_ZTRIANGULAR
-#undef OZDGEMM_CBLAS_DTRIANGULAR
 
 }  // extern "C"
