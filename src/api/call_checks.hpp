@@ -21,10 +21,6 @@
 
 namespace ozdgemm::detail {
 
-// Dimensions handed to the 32-bit cuBLAS INT8 GEMM after padding (a complex call's embedded
-// problem has 2n columns and depth 2k: its n and k get half of this).
-inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1 - kPad;
-
 scaling_mode to_mode(ozdgemm_scaling_t s);
 
 // The arguments once checked.

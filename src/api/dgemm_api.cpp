@@ -47,7 +47,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     r.s = args.trivial_s;
     return r;
   }
-  if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return fail(OZDGEMM_STATUS_INVALID_VALUE);
+  if (!fits_gpu_path(m, n, k, false)) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   if (!addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(double)))
     return fail(OZDGEMM_STATUS_INVALID_VALUE);
   const gemm_problem p{m, n, k, operand_a(args.oa, A, lda), operand_b(args.ob, B, ldb), C, ldc};

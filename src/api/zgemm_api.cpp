@@ -20,11 +20,6 @@ namespace {
 static_assert(sizeof(cuDoubleComplex) == 2 * sizeof(double),
               "cuDoubleComplex is interleaved (re, im): core/complex_embedding.hpp reads it so");
 
-// Largest n and k: the embedded real problem has 2n' columns and depth 2k', n' and k' rounded up
-// to 16 (core/complex_embedding.hpp): 2^30 - 16, a multiple of 16.
-constexpr int64_t kMaxHalfDim = kMaxDim / 2 / kPad * kPad;
-static_assert(2 * kMaxHalfDim <= kMaxDim, "the embedding of the largest n and k fits");
-
 const double* parts(const cuDoubleComplex* z) { return reinterpret_cast<const double*>(z); }
 
 complex_problem make_complex_problem(const checked_args& args, int64_t m, int64_t n, int64_t k,
@@ -67,7 +62,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     r.s = args.trivial_s;
     return r;
   }
-  if (m > kMaxDim || n > kMaxHalfDim || k > kMaxHalfDim ||
+  if (!fits_gpu_path(m, n, k, true) ||
       !addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(cuDoubleComplex))) {
     r.status = OZDGEMM_STATUS_INVALID_VALUE;
     return r;

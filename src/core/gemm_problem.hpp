@@ -100,4 +100,15 @@ static_assert(kKBlock * 16384 + 255 < (int64_t{1} << 31) - (1 << 15), "k-block t
 inline constexpr int64_t kPad = 16;
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// The largest m, n, k the GPU path takes: its INT8 GEMMs are cuBLAS calls with 32-bit
+// dimensions, after padding to kPad. A complex call's n and k get half (rounded down to kPad):
+// its embedding has 2n' columns and depth 2k', n' and k' rounded up to kPad.
+inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1 - kPad;
+inline constexpr int64_t kMaxHalfDim = kMaxDim / 2 / kPad * kPad;
+static_assert(2 * kMaxHalfDim <= kMaxDim, "the embedding of the largest n and k fits");
+inline bool fits_gpu_path(int64_t m, int64_t n, int64_t k, bool complex) {
+  const int64_t nk = complex ? kMaxHalfDim : kMaxDim;
+  return m <= kMaxDim && n <= nk && k <= nk;
+}
+
 }  // namespace ozdgemm::detail

@@ -100,6 +100,9 @@ const char* gpu_unavailable() {
   return reason;
 }
 
+// Sizes an ILP64 caller may pass that the GPU path's 32-bit INT8 GEMMs cannot take.
+constexpr const char* kBeyondGpuPath = "beyond the GPU path's 32-bit dimensions";
+
 // Host calls one at a time: they block their caller anyway, and the workers are shared.
 std::mutex& host_calls() {
   static auto* m = new std::mutex();
@@ -127,6 +130,7 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
 const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
   try {
     if (m <= 0 || n <= 0 || k <= 0) return "trivial call";
+    if (!fits_gpu_path(m, n, k, complex)) return kBeyondGpuPath;
     if (!cuda_usable_in_this_process()) return cuda_unusable_reason();
     const config& cfg = settings();
     if (cfg.mode != run_mode::native)
@@ -204,6 +208,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     }
     if (rt.emulate && (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0))
       rt = route{false, "trivial call", rt.predicted};
+    if (rt.emulate && !fits_gpu_path(lm, ln, lk, embedded != nullptr))  // the caller's shape
+      rt = route{false, kBeyondGpuPath, rt.predicted};
     rec.reason = rt.reason;
     rec.predicted_native_ms = rt.predicted.native_ms;
     rec.predicted_emulated_ms = rt.predicted.emulated_ms;

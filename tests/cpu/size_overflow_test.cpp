@@ -17,6 +17,7 @@
 
 #include "core/checked_math.hpp"
 #include "engine/emulate.hpp"
+#include "host_path/offload.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/host_reference.hpp"
 
@@ -131,6 +132,20 @@ TEST(CheckedMath, StridedElementsOfABatch) {
   EXPECT_FALSE(strided_element(base, 1, std::numeric_limits<int64_t>::min(), 1, &at));
   const void* top = reinterpret_cast<const void*>(~uintptr_t{0} - 4095);
   EXPECT_FALSE(strided_element(top, 1, 4096, 1, &at));  // wraps past the top
+}
+
+// ILP64 host names can pass sizes the GPU path's 32-bit INT8 GEMMs cannot take: the host path
+// declines them (the CPU BLAS runs them) before anything else is asked.
+TEST(CheckedMath, HostPathDeclinesSizesBeyondTheGpuPath) {
+  EXPECT_TRUE(detail::fits_gpu_path(kMaxDim, kMaxDim, kMaxDim, false));
+  EXPECT_FALSE(detail::fits_gpu_path(kMaxDim + 1, 1, 1, false));
+  EXPECT_FALSE(detail::fits_gpu_path(1, 1, kMaxDim + 1, false));
+  EXPECT_TRUE(detail::fits_gpu_path(kMaxDim, detail::kMaxHalfDim, detail::kMaxHalfDim, true));
+  EXPECT_FALSE(detail::fits_gpu_path(1, detail::kMaxHalfDim + 1, 1, true));
+  EXPECT_STREQ(detail::host_gemm_declines(kTwo31 + 5, 3, 3, false),
+               "beyond the GPU path's 32-bit dimensions");
+  EXPECT_STREQ(detail::host_gemm_declines(3, 3, int64_t{1} << 30, true),
+               "beyond the GPU path's 32-bit dimensions");
 }
 
 TEST(CheckedMath, WorkspaceAndScratchSizesRefuseOverflow) {
