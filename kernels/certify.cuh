@@ -1,5 +1,5 @@
 // Launchers of the certified moduli count (OZDGEMM_MODULI=certified; core/certified_bound.hpp
-// states the arithmetic, docs/accuracy.md section 11 the proof). Per call, after the scaling
+// states the arithmetic, docs/certified.md the proof). Per call, after the scaling
 // statistics: magnitude-band planes and l1 norms of both operands, the band GEMMs (INT8, run by
 // the engine), their exact sum G per element, and the worst certified ratio of every s. Every
 // reduction is an integer sum or an atomicMax on the bits of a non-negative double, so the

@@ -53,7 +53,7 @@ struct accurate_exponent_args {
 void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_table& tb,
                                cudaStream_t stream);
 
-// ---- Automatic moduli count (core/moduli_choice.hpp; docs/accuracy.md, section 8) ----------
+// ---- Automatic moduli count (core/moduli_choice.hpp; docs/auto.md, section 3) --------------
 // The model needs, per vector, the sum of the exponents and the count of its nonzero finite
 // entries, then for every candidate s the worst ratio max_v r_v(s) (core/auto_ratio.hpp) of
 // each operand. The worst ratios are atomicMax'ed on the bit patterns of non-negative doubles

@@ -36,7 +36,7 @@ typedef enum ozdgemm_scaling {
 } ozdgemm_scaling_t;
 
 /* num_moduli = OZDGEMM_MODULI_AUTO: choose s per call from the scaling statistics, the
- * smallest s whose predicted error meets `accuracy` (docs/accuracy.md); when none does, the
+ * smallest s whose predicted error meets `accuracy` (docs/auto.md); when none does, the
  * call runs native FP64. `accuracy`: OZDGEMM_ACCURACY_NATIVE (no worse than native DGEMM),
  * OZDGEMM_ACCURACY_MAX (as close to correctly rounded as 20 moduli allow) or a number of
  * bits b in [1, 200] (predicted error <= 2^-b (|A||B|)_ij). `accuracy` is read only when
@@ -51,13 +51,13 @@ typedef enum ozdgemm_scaling {
 #define OZDGEMM_MODULI_AUTO 0
 /* num_moduli = OZDGEMM_MODULI_CERTIFIED (the default): as OZDGEMM_MODULI_AUTO, but s is chosen
  * on a proven bound of every element's error instead of a model: |C - AB| <= target (|A||B|)_ij
- * + u |C_ij| for every input (docs/accuracy.md section 11); a call no s <= 20 can certify runs
+ * + u |C_ij| for every input (docs/certified.md); a call no s <= 20 can certify runs
  * native. Costs one more INT8 GEMM of depth k and two passes over C per call; calls with
  * k >= 2^32 run native. ozdgemm_dgemm and ozdgemm_zgemm do not synchronise for it: a shape's
  * first call chooses on the host (one wait, as OZDGEMM_MODULI_AUTO), later ones launch the count
  * the shape's recent calls certified and the GPU checks it against the call's own data, running
  * an FP64 fallback GEMM where it does not hold; under stream capture the count is chosen in
- * graph conditionals (docs/accuracy.md section 13; OZDGEMM_CHOICE=host makes every call choose on
+ * graph conditionals (docs/default.md; OZDGEMM_CHOICE=host makes every call choose on
  * the host). The _ex forms choose on the host, with one wait, so that they can report s. */
 #define OZDGEMM_MODULI_CERTIFIED (-1)
 #define OZDGEMM_ACCURACY_NATIVE 0
@@ -77,7 +77,7 @@ typedef struct ozdgemm_options {
 /* OZDGEMM_DEFAULT_MODULI (certified), fast scaling, target native. Fast, not accurate, by
  * measurement: with the certified choice, accurate scaling keeps enough bits to certify one
  * modulus fewer on narrow-range data, where that s missed native DGEMM's realised relative
- * error (docs/accuracy.md); fast scaling met native in both metrics on every measured set. */
+ * error (docs/default.md); fast scaling met native in both metrics on every measured set. */
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void);
 
 /* C = alpha op(A) op(B) + beta C on device pointers, with the arguments of cublasDgemm.

@@ -1,4 +1,4 @@
-// The certified moduli count (OZDGEMM_MODULI=certified; docs/accuracy.md section 11): the
+// The certified moduli count (OZDGEMM_MODULI=certified; docs/certified.md): the
 // per-element arithmetic that the GPU (kernels/certify.cu) and the host reference
 // (reference/certified_choice.cpp) share, so that both compute the same bits.
 //
@@ -23,7 +23,7 @@ namespace ozdgemm::detail {
 
 inline constexpr int kBandBits = 7;   // a band spans 7 binades; codes fit INT8 (1..127)
 // One band: with the drop (band_drop) it certifies the same s as 3 bands anchored at emax, and as
-// a perfect lower bound, on every random set of docs/accuracy.md section 11, for one INT8 GEMM
+// a perfect lower bound, on every random set of docs/certified.md, for one INT8 GEMM
 // of depth k (3 bands: 6).
 inline constexpr int kCertBands = 1;
 inline constexpr int kL1Bits = 31;    // l1 norms in units of 2^(emax - 30), rounded up

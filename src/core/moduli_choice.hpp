@@ -20,7 +20,7 @@
 // count per vector. The exponents for every s come from s-independent statistics: in fast
 // mode e_i(s) is a function of (emax_i, Q_i, L(s)) alone (scaling_rules.hpp), so one pass
 // gives the exponents for all s; in accurate mode they are a function of U (s-independent)
-// and L(s), recomputed per s in O(m n) (see docs/accuracy.md for the device plan).
+// and L(s), recomputed per s in O(m n) (see docs/auto.md for the device plan).
 //
 // Host-only: the device reduces the statistics and this code chooses.
 #pragma once

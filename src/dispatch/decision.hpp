@@ -58,7 +58,7 @@ struct route {
 // Auto mode's rule for a shape the history has no count for: priced at its family's recent
 // counts where there are any; before the process's first choice of the family, the choice is
 // tried once when the emulation at kExploreModuli, the smallest count the default returned on
-// the H200's sets (docs/accuracy.md), would pay for it; the gate then keeps a slower count from
+// the H200's sets (docs/certified.md), would pay for it; the gate then keeps a slower count from
 // running. A shape whose counts say native is tried again every kRetryEvery calls, in case its
 // data changed.
 inline constexpr int kExploreModuli = 14;

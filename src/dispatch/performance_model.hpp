@@ -21,7 +21,7 @@ struct prediction {
 
 // The moduli count a per-call choice is priced at for a shape whose choices the process has not
 // seen yet (decision.hpp prices the others from what their choices returned): conservative, the
-// automatic choice measured on the host is 15-17 for phi <= 2 (docs/accuracy.md).
+// automatic choice measured on the host is 15-17 for phi <= 2 (docs/auto.md).
 inline constexpr int kAutoModuliEstimate = 16;
 
 // Native complex routines against the DGEMM flop rate the model's FP64 rate is (calibrated on

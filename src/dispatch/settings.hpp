@@ -7,7 +7,7 @@
 //                         auto: per call, the smallest s whose predicted error meets
 //                         OZDGEMM_ACCURACY (docs/accuracy.md); native cublasDgemm (host-memory
 //                         calls: the CPU BLAS) when none does. certified: the same on a proven
-//                         per-element bound (docs/accuracy.md section 11)
+//                         per-element bound (docs/certified.md)
 //   OZDGEMM_ACCURACY      native | max | bits 1..200: auto's target     (native)
 //   OZDGEMM_SCALING       fast | accurate                             (accurate)
 //   OZDGEMM_LOG_LEVEL     off | error | warn | info | debug | trace   (warn; src/common/logging)

@@ -65,7 +65,7 @@ int64_t row_block_from_env_value(const char* value) noexcept;
 // not possible under stream capture (no synchronisation there): the call then chooses nothing
 // (s = 0) and says why. The certified count can instead be chosen on the GPU (choose_on_gpu,
 // engine/gpu_choice.hpp), with no synchronisation and under capture too. Certified: |C - AB| <=
-// target |A||B| + u |C| element by element for every input (docs/accuracy.md), at the price of 6
+// target |A||B| + u |C| element by element for every input (docs/certified.md), at the price of 6
 // INT8 GEMMs of depth k and, per block of rows, an m x n pass.
 
 struct device_gemm {

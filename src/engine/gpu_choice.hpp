@@ -31,7 +31,7 @@ namespace ozdgemm::detail {
 //   (engine/speculation.hpp); host: the host chooses after one wait per call (OZDGEMM_CHOICE=host);
 //   graphs: the conditional graphs below, captured inside the eager call. Tests and measurements
 //     only (set_gpu_choice_everywhere): a device synchronisation in another thread during a
-//     capture crashes the driver (docs/accuracy.md).
+//     capture crashes the driver (docs/default.md).
 enum class eager_choice_kind { speculate, host, graphs };
 // OZDGEMM_CHOICE: null or "gpu" -> speculate, "host" -> host, anything else -> speculate after
 // one warning.

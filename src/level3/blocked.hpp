@@ -9,7 +9,7 @@
 // Accuracy. Every element of the result is the native routine's on a diagonal block plus GEMM
 // updates whose error the GEMM bounds: an emulated GEMM at the certified default keeps within
 // native DGEMM's bound (docs/accuracy.md), so each block's error is native's order. TRSM's
-// updates feed the solve of the next block (docs/accuracy.md states the bound).
+// updates feed the solve of the next block (docs/level3.md states the bound).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The certified moduli count (OZDGEMM_MODULI=certified; docs/accuracy.md section 11):
+// The certified moduli count (OZDGEMM_MODULI=certified; docs/certified.md):
 // the host reference of what the GPU computes (engine/certificate.cpp, kernels/certify.cu).
 //
 // The shipped chooser (core/moduli_choice.hpp) predicts T_ij / (|A||B|)_ij from per-vector

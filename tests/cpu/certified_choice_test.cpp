@@ -1,5 +1,4 @@
-// The rigorous moduli count prototype (reference/certified_choice.hpp, docs/accuracy.md
-// section 11):
+// The rigorous moduli count prototype (reference/certified_choice.hpp, docs/certified.md):
 // - band codes are lower bounds of |x| with the stated range;
 // - W is a lower bound of |A||B| (exact on inputs whose entries are powers of two inside the
 //   band window), the l1 norms are upper bounds, and the per-element ratio bounds the
@@ -367,8 +366,8 @@ int ideal_choice(const pair_problem& pr, const detail::gemm_problem& p, scaling_
 // (a) The prototype's s meets the target element by element (rigorous: |C - AB| <= sqrt(k) u
 // |A||B| + rounding), for 1, 2 and 3 bands, and native's measured scaled error on every set.
 // The relative metric is printed, not asserted: the target is native's probabilistic bound
-// (lambda = 1), which does not bound native's realised error from below (docs section 11).
-// (b) The table of docs/accuracy.md section 11: today's auto, the prototype, the oracle.
+// (lambda = 1), which does not bound native's realised error from below (docs/certified.md).
+// (b) The table of docs/certified.md: today's auto, the prototype, the oracle.
 TEST(CertifiedChoice, MeetsTheTargetEverywhereAndTable) {
   std::cout << "| set | mode | s_auto | auto meets native | 1 band | 2 bands | 3 bands | "
                "exact W | s_oracle | shipped (kCertBands): scaled / native, rel / native |\n"

@@ -1,4 +1,4 @@
-// TRSM with emulated updates meets native TRSM's error bound (docs/accuracy.md, "TRSM"). The
+// TRSM with emulated updates meets native TRSM's error bound (docs/level3.md, "Accuracy"). The
 // blocked solve of src/level3/blocked.hpp runs its GEMM updates on the host reference of the
 // emulation at the default (certified count, target native; a block no count serves runs in
 // FP64) and its diagonal blocks by substitution, as a CPU BLAS solves them. For every side, uplo,

@@ -153,7 +153,7 @@ std::string fmt(double x) {
 // made the oracle drop further than the model's bound (which still bounds the rounding error
 // by its worst case, a sum that does not cancel): non-negative data with long k, where
 // truncation's bias (an error growing like k) became a random walk (like sqrt(k)), and phi = 4
-// in fast mode (docs/accuracy.md section 6). Listed so that any other miss, or a larger one,
+// in fast mode (docs/auto.md section 2). Listed so that any other miss, or a larger one,
 // fails.
 int allowed_above_oracle(const std::string& set, scaling_mode mode) {
   if (set == "longk_nonneg") return 2;

@@ -359,7 +359,7 @@ INSTANTIATE_TEST_SUITE_P(Sets, CertifiedModuliGuarantee, ::testing::ValuesIn(gua
 
 // ---- The fallback --------------------------------------------------------------------------
 
-// phi = 8: no s <= 20 meets native's bound (host measurements, docs/accuracy.md). The call
+// phi = 8: no s <= 20 meets native's bound (host measurements, docs/auto.md). The call
 // must give native cublasDgemm's bits, in both pointer modes, report s = 0, and leave the
 // handle's pointer mode and stream as they were.
 class AutoModuliApi : public AutoGpuTest {};

@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
       {kColMajor, false, false, 4100, 12000, 128, 0, 1.0, 0.5, false},
       {kColMajor, true, true, 4100, 15000, 96, 1, -1.0, 1.0, true},
   };
-  // Exponent spread phi = 8: no s <= 20 meets native's bound (docs/accuracy.md, section 9).
+  // Exponent spread phi = 8: no s <= 20 meets native's bound (docs/auto.md, section 4).
   const test_case heavy_cases[] = {
       {kColMajor, false, false, 520, 700, 300, 0, 1.0, 0.5, false, 8.0, true},
       {kColMajor, true, false, 300, 400, 500, 2, -1.0, 0.0, true, 8.0, true},

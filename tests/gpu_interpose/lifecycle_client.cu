@@ -23,7 +23,7 @@
 //                   while another thread synchronises the device (cudaDeviceSynchronize) and
 //                   creates and destroys cuBLAS handles: no crash, every result bitwise equal to
 //                   the host reference. (A stream capture inside the library's eager calls
-//                   would crash the driver here: docs/accuracy.md, section 13.)
+//                   would crash the driver here: docs/default.md.)
 // Exit status: 0 pass, 1 fail, 77 skipped (no device / library not preloaded where needed).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

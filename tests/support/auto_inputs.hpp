@@ -26,7 +26,7 @@ struct auto_case {
 // to about 2^-20 of (|A||B|)_ij: both error metrics then differ by that factor.
 operand_pair make_auto_inputs(const auto_case& c);
 
-// Anti-aligned inputs (docs/accuracy.md, section 10): op(A) an m x k phi matrix; each column of
+// Anti-aligned inputs (docs/auto.md, section 5): op(A) an m x k phi matrix; each column of
 // op(B) a phi vector whose entries are permuted so that its largest magnitudes meet the
 // smallest magnitudes of row 0 of op(A). anti = false: the same vectors, unpermuted. The
 // per-vector statistics of both are the same; their errors are not.
