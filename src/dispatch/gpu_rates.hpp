@@ -2,7 +2,7 @@
 // measured once per GPU model (dispatch/calibration.hpp), or, before that or without it, a
 // prior from the GPU's published peak rates. The table below holds those peaks; the prior is
 // peak x the efficiency the library's own pipeline reached on an H200, where it was measured
-// (docs/performance.md), so that the H200's prior is the H200's measured model.
+// (docs/gpus.md), so that the H200's prior is the H200's measured model.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The performance model of auto mode: predicted times of the native routine and of the
 // emulation for one call, from the rates of the GPU that runs it (dispatch/gpu_rates.hpp). On
 // the H200, where they were measured, they sit on the side that favours native
-// (docs/performance.md): auto mode must never pick a slower emulation.
+// (docs/performance_model.md): auto mode must never pick a slower emulation.
 // tests/cpu/performance_model_test.cpp holds the model to the recorded H200 sweep and to a
 // roofline of every GPU of the published table.
 #pragma once

@@ -1,5 +1,5 @@
-// The auto-mode performance model (dispatch/performance_model.cpp, docs/performance.md) with the
-// H200's prior rates against the H200 sweep it is calibrated on (support/h200_sweep.hpp).
+// The auto-mode performance model (dispatch/performance_model.cpp, docs/performance_model.md)
+// with the H200's prior rates against the H200 sweep it is calibrated on (support/h200_sweep.hpp).
 #include "dispatch/performance_model.hpp"
 
 #include <gtest/gtest.h>
