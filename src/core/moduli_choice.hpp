@@ -84,7 +84,7 @@ double target_bound(const accuracy_target& t, int64_t k);
 // complex data was 1.1-6.6x native ZGEMM's at some element (tests/cpu: n = 384 to 640; the
 // H200: 1.4-3.3x from n = 2048 to 16384, bench/results/zgemm/), where DGEMM's stayed below
 // native's: native ZGEMM's realised error sits further below its bound. A quarter moved every
-// such call up one modulus and left the others (docs/complex.md section 4). Other targets and
+// such call up one modulus and left the others (docs/complex.md section 2). Other targets and
 // the automatic count are unchanged.
 inline constexpr int kComplexCertifiedShift = 2;
 accuracy_target complex_target(const accuracy_target& t, const moduli_setting& moduli);

@@ -669,7 +669,7 @@ TEST(ZgemmDevice, RefusesInvalidArgumentsBeforeTouchingAnything) {
 
 // The complex call's workspace is the engine's for the embedded m x 2n' x 2k' call (with the
 // Karatsuba form's arrays in that form), then A' (16 m k' bytes), B* (32 k' n') and T (16 m n'),
-// each 256-byte aligned: nothing else, and sized once (docs/complex.md, section 4).
+// each 256-byte aligned: nothing else, and sized once (docs/complex_calls.md, section 2).
 TEST(ZgemmWorkspace, EngineForTheEmbeddedCallPlusThePacks) {
   using detail::complex_form;
   for (complex_form form : {complex_form::karatsuba, complex_form::four})

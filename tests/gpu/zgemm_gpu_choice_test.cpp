@@ -1,5 +1,5 @@
-// The certified count of complex calls chosen on the GPU (engine/gpu_choice.hpp; docs/complex.md,
-// section 3), in the Karatsuba and the four-product form:
+// The certified count of complex calls chosen on the GPU (engine/gpu_choice.hpp;
+// docs/complex_calls.md, section 1), in the Karatsuba and the four-product form:
 //   - eager ozdgemm_zgemm calls with the graph choice (set_gpu_choice_everywhere) run the s that the host's choice
 //     (ozdgemm_zgemm_ex) reports, counted by the GPU's tally, and give that call's bits, over op
 //     pairs, both scalings, both pointer modes and a depth whose halves need two k-blocks;
