@@ -12,6 +12,7 @@ import sys
 root = sys.argv[1]
 os.chdir(root)
 pages = ["README.md", "CONTRIBUTING.md", "tests/README.md", "bench/probes/README.md"]
+pages += sorted(glob.glob("tests/*/README.md"))
 pages += sorted(glob.glob("docs/*.md"))
 link = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
 path = re.compile(r"`((?:src|kernels|include|tests|bench|scripts|docs|cmake)/[A-Za-z0-9_./*-]+)`")
