@@ -1,7 +1,7 @@
 // Side-by-side FP64 GEMM benchmark, C = A B (alpha = 1, beta = 0, column-major, no transpose):
 // native cuBLAS DGEMM, cuBLAS's own FP64 emulation (eager strategy; dynamic and fixed
 // mantissa) and ozdgemm for every moduli count x scaling mode, all in one run per shape on the
-// same inputs (DESIGN.md section 3).
+// same inputs (the method of bench/results/README.md).
 //
 // Per method: median and min time over CUDA-event-timed calls on one stream (warm-up first,
 // adaptive rep count, inputs rotated when a set fits in L2), effective TFLOPS = 2mnk / median,

@@ -37,7 +37,7 @@ class rng {
   uint64_t state_;
 };
 
-// Entries (U - 0.5) * exp(phi * N(0, 1)): phi controls the exponent spread (DESIGN.md 5).
+// Entries (U - 0.5) * exp(phi * N(0, 1)): phi controls the exponent spread (docs/accuracy.md).
 host_matrix phi_matrix(int64_t rows, int64_t cols, double phi, uint64_t seed, int64_t ld = 0);
 
 // Entries U * exp(phi * N(0, 1)) >= 0: no cancellation, so every output is as large as the
