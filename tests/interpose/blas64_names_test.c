@@ -293,16 +293,9 @@ static void run_entry(const entry* e, int emulated) {
 }
 
 int main(int argc, char** argv) {
-  const int emulated = argc > 1 && strcmp(argv[1], "emulated") == 0;
-  if (argc < 2 || (!emulated && strcmp(argv[1], "forwarded") != 0)) {
-    fprintf(stderr, "usage: %s forwarded|emulated\n", argv[0]);
-    return 2;
-  }
-  own_library = dlopen("libozdgemm_test_blas64.so", RTLD_NOW | RTLD_NOLOAD);
-  if (own_library == NULL) {
-    fprintf(stderr, "FAIL: libozdgemm_test_blas64.so is not loaded: %s\n", dlerror());
-    return 1;
-  }
+  int emulated = 0;
+  const int status = test_blas64_client_start(argc, argv, &emulated, &own_library);
+  if (status != 0) return status;
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i) run_entry(&entries[i], emulated);
   printf("ILP64 and scipy-openblas names (%s): %d failures\n", argv[1], failures);
   return failures != 0;

@@ -10,8 +10,11 @@
 #ifndef OZDGEMM_TESTS_INTERPOSE_TEST_BLAS64_H
 #define OZDGEMM_TESTS_INTERPOSE_TEST_BLAS64_H
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define TB_FORTRAN(NAME, INT)                                                                      \
   void NAME(const char* transa, const char* transb, const INT* m, const INT* n, const INT* k,      \
@@ -114,5 +117,22 @@ void test_blas64_reset(void);
 int test_blas64_reports(const char** routine, int64_t* info);
 /* The last call's routine and its m, n, k, lda, ldb, ldc as received (0 calls: null). */
 const char* test_blas64_last_call(int64_t sizes[6]);
+
+/* What the clients do first: read their argument, `forwarded` or `emulated` (*emulated), and
+ * take this library's handle (*own), through which they reach its own definitions past
+ * LD_PRELOAD. 0 when both are there; else the exit status to return (2: usage, 1: not loaded). */
+static inline int test_blas64_client_start(int argc, char** argv, int* emulated, void** own) {
+  *emulated = argc > 1 && strcmp(argv[1], "emulated") == 0;
+  if (argc < 2 || (!*emulated && strcmp(argv[1], "forwarded") != 0)) {
+    fprintf(stderr, "usage: %s forwarded|emulated\n", argv[0]);
+    return 2;
+  }
+  *own = dlopen("libozdgemm_test_blas64.so", RTLD_NOW | RTLD_NOLOAD);
+  if (*own == NULL) {
+    fprintf(stderr, "FAIL: libozdgemm_test_blas64.so is not loaded: %s\n", dlerror());
+    return 1;
+  }
+  return 0;
+}
 
 #endif
