@@ -125,29 +125,41 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
   }
 }
 
+// Why no GPU can take host calls now (a forked child: CUDA is not fork-safe; no GPU for host
+// calls), or null. Native mode says why itself, in its route.
+const char* host_path_blocked() {
+  if (!cuda_usable_in_this_process()) return cuda_unusable_reason();
+  return settings().mode != run_mode::native ? gpu_unavailable() : nullptr;
+}
+
+// The route of a host call priced as m x n x k, with the rates of the host path's first GPU
+// (native mode consults no GPU: no rates, no prediction); *gpu_label (if not null) names it.
+route price_host_call(const char* blocked, int64_t m, int64_t n, int64_t k, bool reads_c,
+                      const moduli_outlook* outlook, const char** gpu_label) {
+  if (blocked != nullptr) return route{false, blocked, {0.0, 0.0}};
+  const config& cfg = settings();
+  static const gpu_rates no_rates;
+  const gpu_rates* rates = &no_rates;
+  const char* cannot = nullptr;
+  if (cfg.mode != run_mode::native) {
+    const gpu_model& gpu =
+        model_of_device(host_devices().devices.front(),
+                        consults_model(cfg, m, n, k) ? cfg.calibrate : calibrate_mode::off);
+    if (gpu_label != nullptr) *gpu_label = gpu.label.c_str();
+    rates = &gpu.rates;
+    cannot = gpu.unusable;
+  }
+  return decide_route(cfg, call_site::host, cannot, m, n, k, reads_c, *rates, 1.0, false, outlook);
+}
+
 }  // namespace
 
 const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
   try {
     if (m <= 0 || n <= 0 || k <= 0) return "trivial call";
     if (!fits_gpu_path(m, n, k, complex)) return kBeyondGpuPath;
-    if (!cuda_usable_in_this_process()) return cuda_unusable_reason();
-    const config& cfg = settings();
-    if (cfg.mode != run_mode::native)
-      if (const char* why = gpu_unavailable()) return why;
-    static const gpu_rates no_rates;  // native mode consults no GPU
-    const gpu_rates* rates = &no_rates;
-    const char* cannot = nullptr;
     const int64_t pn = complex ? 2 * n : n, pk = complex ? 2 * k : k;
-    if (cfg.mode != run_mode::native) {
-      const gpu_model& gpu =
-          model_of_device(host_devices().devices.front(),
-                          consults_model(cfg, m, pn, pk) ? cfg.calibrate : calibrate_mode::off);
-      rates = &gpu.rates;
-      cannot = gpu.unusable;
-    }
-    const route rt =
-        decide_route(cfg, call_site::host, cannot, m, pn, pk, true, *rates, 1.0, false, nullptr);
+    const route rt = price_host_call(host_path_blocked(), m, pn, pk, true, nullptr, nullptr);
     return rt.emulate ? nullptr : rt.reason;
   } catch (...) {
     return "internal error";
@@ -173,12 +185,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     }
   } logged{rec, t0};
   try {
-    // A forked child: CUDA is not fork-safe. No GPU: the CPU BLAS (native mode says so itself).
-    const char* blocked = nullptr;
-    if (!cuda_usable_in_this_process()) blocked = cuda_unusable_reason();
+    const char* blocked = host_path_blocked();
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
-    if (blocked == nullptr && cfg->mode != run_mode::native) blocked = gpu_unavailable();
-    route rt{false, blocked, {0.0, 0.0}};
     // Auto mode with a per-call choice: the shape's recent counts price the call (ungated: the
     // workers' choice runs the count it finds), and the count this call's choice finds joins them.
     const bool learns = blocked == nullptr && consults_model(*cfg, g.m, g.n, g.k) &&
@@ -190,22 +198,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
       outlook = process_moduli_history().lookup(key);
       outlook.host_choice = false;
     }
-    if (blocked == nullptr) {
-      // Native mode consults no GPU: no rates, no prediction.
-      static const gpu_rates no_rates;
-      const gpu_rates* rates = &no_rates;
-      const char* cannot = nullptr;
-      if (cfg->mode != run_mode::native) {  // the first GPU of the host path decides
-        const gpu_model& gpu = model_of_device(
-            host_devices().devices.front(),
-            consults_model(*cfg, g.m, g.n, g.k) ? cfg->calibrate : calibrate_mode::off);
-        rec.gpu = gpu.label.c_str();
-        rates = &gpu.rates;
-        cannot = gpu.unusable;
-      }
-      rt = decide_route(*cfg, call_site::host, cannot, g.m, g.n, g.k, g.beta != 0.0, *rates, 1.0,
-                        false, learns ? &outlook : nullptr);
-    }
+    route rt = price_host_call(blocked, g.m, g.n, g.k, g.beta != 0.0, learns ? &outlook : nullptr,
+                               &rec.gpu);
     if (rt.emulate && (g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0.0))
       rt = route{false, "trivial call", rt.predicted};
     if (rt.emulate && !fits_gpu_path(lm, ln, lk, embedded != nullptr))  // the caller's shape
