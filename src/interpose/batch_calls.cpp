@@ -138,7 +138,7 @@ void call_cpu(cblas_zgemm_batch_fn f, const cblas_zgemm_batch_args& x) {
 template <class Fn, class Args, class Single>
 void forward_batch(const char* entry, const char* cpu, const Args& x, bool unambiguous,
                    Single single) noexcept {
-  if (void* f = cpu_level3(cpu, false)) return call_cpu(reinterpret_cast<Fn>(f), x);
+  if (void* f = cpu_routine(cpu, false)) return call_cpu(reinterpret_cast<Fn>(f), x);
   batch_ints s{};
   host_gemm g{};
   if (!valid_batch(x, &s, &g)) return log_not_run(entry, cpu);

@@ -127,7 +127,7 @@ std::string fortran_name(gemm_family f, const char* routine) {
   return std::string(scipy ? "scipy_" : "") + routine + (is_ilp64(f) ? "_64_" : "_");
 }
 
-void* cpu_level3(const char* name, bool required) noexcept {
+void* cpu_routine(const char* name, bool required) noexcept {
   static std::mutex mutex;
   static auto* found = new std::map<std::string, void*>();  // leaked: used until exit
   try {

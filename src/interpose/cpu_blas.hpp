@@ -141,8 +141,8 @@ using cblas_zgemm_batch_fn = void (*)(int, int, int, int, int, int, const void*,
                                       int, const void*, int, int, const void*, void*, int, int,
                                       int);
 
-// The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", ...), cached after the first call;
-// nullptr when it has none (logged as cpu_blas_symbol logs it).
-void* cpu_level3(const char* name, bool required = true) noexcept;
+// The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", "dgemm_batch_strided_", ...), cached
+// by name after the first call; nullptr when it has none (logged as cpu_blas_symbol logs it).
+void* cpu_routine(const char* name, bool required = true) noexcept;
 
 }  // namespace ozdgemm::detail

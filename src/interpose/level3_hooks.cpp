@@ -108,7 +108,7 @@ void serve_or_forward(const char* entry, bool parsed, const Call& x, const char*
   const bool outermost = !inside_interception();
   interception_scope scope;
   if (outermost && parsed && serve_on_host<F>(x, entry)) return;
-  if (void* f = cpu_level3(cpu, !cblas)) return forward(f);
+  if (void* f = cpu_routine(cpu, !cblas)) return forward(f);
   if (cblas && parsed && run_on_cpu_blas<F>(x)) return;
   try {
     logger().error(!cblas || parsed

@@ -57,7 +57,7 @@ const char* routine_name(const triangular_call<T>& x) {
 // The CPU BLAS's routine of family F that runs x's diagonal blocks; nullptr when it has none.
 template <gemm_family F, class Call>
 void* native_routine(const Call& x) {
-  return cpu_level3(fortran_name(F, routine_name(x)).c_str());
+  return cpu_routine(fortran_name(F, routine_name(x)).c_str());
 }
 
 // The call on the CPU BLAS's routine f of family F. Its sizes are those of a block of a call that
