@@ -44,7 +44,10 @@ size_t family_index(const history_key& k) {
 
 }  // namespace
 
-moduli_outlook moduli_history::lookup(const history_key& key) {
+moduli_outlook moduli_history::lookup(const history_key& key) { return outlook(key, true); }
+moduli_outlook moduli_history::peek(const history_key& key) { return outlook(key, false); }
+
+moduli_outlook moduli_history::outlook(const history_key& key, bool counts) {
   std::lock_guard<std::mutex> lock(mutex_);
   moduli_outlook o;
   const family_ring& f = families_[family_index(key)];
@@ -52,8 +55,12 @@ moduli_outlook moduli_history::lookup(const history_key& key) {
   const auto it = shapes_.find(key);
   if (it == shapes_.end()) return o;  // a shape never chosen for is not stored by a lookup
   entry& e = it->second;
-  e.used = ++clock_;
   o.shape = tally_of(e.last, e.recorded);
+  if (!counts) {
+    o.decided_since = e.decided_since + 1;  // what lookup would return
+    return o;
+  }
+  e.used = ++clock_;
   o.decided_since = ++e.decided_since;
   return o;
 }

@@ -82,6 +82,8 @@ class moduli_history {
   // The shape's and its family's recent outcomes, and one more decided call counted since the
   // shape's last outcome.
   moduli_outlook lookup(const history_key& key);
+  // The same outcomes, with no call counted: for a question that runs nothing.
+  moduli_outlook peek(const history_key& key);
   // One outcome of the shape's choice: s in [kMinModuli, kMaxModuli], or 0 when no s met the
   // target. Anything else (a count chosen on the GPU, which the host does not learn) is ignored.
   void record(const history_key& key, int s);
@@ -91,6 +93,8 @@ class moduli_history {
   size_t shapes();
 
  private:
+  moduli_outlook outlook(const history_key& key, bool counts);
+
   struct entry {
     std::array<uint8_t, kWindow> last{};  // ring of outcomes
     uint32_t recorded = 0;                // outcomes ever recorded (the ring holds the latest)
