@@ -39,6 +39,9 @@ const char* routine_name(const rank_k_call<T>& x) {
       return real ? "dsyr2k" : "zsyr2k";
     case rank_k_kind::her2k:
       return "zher2k";
+    case rank_k_kind::syrkx:  // cuBLAS's extensions: no host routine
+    case rank_k_kind::herkx:
+      return "";
   }
   return "";
 }

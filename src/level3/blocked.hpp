@@ -52,7 +52,7 @@ void blocked(const rank_k_call<T>& x, level3_executor<T>& ex) {
   const trans_kind ta = by_rows ? trans_kind::n : t, tb = by_rows ? t : trans_kind::n;
   const auto second = [&](const T* p, int64_t ld) { return by_rows ? p + n1 : p + n1 * ld; };
   const T* a2 = second(x.a, x.lda);
-  const T* b2 = x.two() ? second(x.b, x.ldb) : nullptr;
+  const T* b2 = x.has_b() ? second(x.b, x.ldb) : nullptr;
 
   rank_k_call<T> d = x;  // the diagonal blocks
   d.n = n1;
@@ -64,16 +64,21 @@ void blocked(const rank_k_call<T>& x, level3_executor<T>& ex) {
   blocked(d, ex);
 
   // Lower: C21 (n2 x n1) = alpha X2 Y1^t [+ alpha' Y2 X1^t] + beta C21; upper: C12 likewise.
+  // (X = op(A); Y = op(A) for SYRK and HERK, op(B) otherwise.)
   const int64_t rows = lower ? n2 : n1, cols = lower ? n1 : n2;
   T* c = lower ? x.c + n1 : x.c + n1 * x.ldc;
   const T* a_r = lower ? a2 : x.a;  // the block of op(A) in C's block row
   const T* a_s = lower ? x.a : a2;  // and in its block column
-  if (!x.two()) {
+  const T* b_r = lower ? b2 : x.b;
+  const T* b_s = lower ? x.b : b2;
+  if (!x.has_b()) {  // SYRK, HERK: op(A)_r op(A)_s^t
     ex.gemm(ta, tb, rows, cols, x.k, x.alpha, a_r, x.lda, a_s, x.lda, x.beta, c, x.ldc);
     return;
   }
-  const T* b_r = lower ? b2 : x.b;
-  const T* b_s = lower ? x.b : b2;
+  if (!x.two()) {  // SYRKX, HERKX: op(A)_r op(B)_s^t
+    ex.gemm(ta, tb, rows, cols, x.k, x.alpha, a_r, x.lda, b_s, x.ldb, x.beta, c, x.ldc);
+    return;
+  }
   const T alpha2 = x.hermitian() ? conj_of(x.alpha) : x.alpha;
   ex.gemm(ta, tb, rows, cols, x.k, x.alpha, a_r, x.lda, b_s, x.ldb, x.beta, c, x.ldc);
   ex.gemm(ta, tb, rows, cols, x.k, alpha2, b_r, x.ldb, a_s, x.lda, T(1), c, x.ldc);

@@ -21,9 +21,11 @@ inline std::complex<double> conj_of(std::complex<double> x) { return std::conj(x
 // SYRK:  C = alpha op(A) op(A)^T + beta C          HERK:  ^H, alpha and beta real
 // SYR2K: C = alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C
 // HER2K: C = alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C, beta real
+// SYRKX: C = alpha op(A) op(B)^T + beta C          HERKX: ^H, beta real (cuBLAS's extensions,
+//        for a product the caller knows to be symmetric or Hermitian)
 // op(A), op(B) are n x k (trans n) or the transposes of k x n matrices; only the `uplo`
 // triangle of the n x n C is referenced.
-enum class rank_k_kind { syrk, herk, syr2k, her2k };
+enum class rank_k_kind { syrk, herk, syr2k, her2k, syrkx, herkx };
 
 template <class T>
 struct rank_k_call {
@@ -34,14 +36,19 @@ struct rank_k_call {
   T alpha;
   const T* a;
   int64_t lda;
-  const T* b;  // SYR2K, HER2K only
+  const T* b;  // SYR2K, HER2K, SYRKX, HERKX only
   int64_t ldb;
   T beta;
   T* c;
   int64_t ldc;
 
-  bool hermitian() const { return kind == rank_k_kind::herk || kind == rank_k_kind::her2k; }
+  bool hermitian() const {
+    return kind == rank_k_kind::herk || kind == rank_k_kind::her2k || kind == rank_k_kind::herkx;
+  }
+  // Two products (SYR2K, HER2K).
   bool two() const { return kind == rank_k_kind::syr2k || kind == rank_k_kind::her2k; }
+  // Reads B (SYR2K, HER2K, SYRKX, HERKX).
+  bool has_b() const { return two() || kind == rank_k_kind::syrkx || kind == rank_k_kind::herkx; }
 };
 
 // SYMM (HEMM): C = alpha A B + beta C (side left) or alpha B A + beta C (right), A symmetric
@@ -87,7 +94,7 @@ bool valid(const rank_k_call<T>& x, bool complex) {
   if (complex && x.trans == (x.hermitian() ? trans_kind::t : trans_kind::c)) return false;
   const int64_t rows = x.trans == trans_kind::n ? x.n : x.k;
   return x.n >= 0 && x.k >= 0 && x.lda >= std::max<int64_t>(1, rows) &&
-         (!x.two() || x.ldb >= std::max<int64_t>(1, rows)) && x.ldc >= std::max<int64_t>(1, x.n);
+         (!x.has_b() || x.ldb >= std::max<int64_t>(1, rows)) && x.ldc >= std::max<int64_t>(1, x.n);
 }
 
 template <class T>

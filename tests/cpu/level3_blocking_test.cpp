@@ -64,7 +64,8 @@ const int64_t kOrders[] = {1, 2, 3, 7, 16, 33};
 template <class T>
 void check_rank_k(rank_k_kind kind) {
   const bool complex = std::is_same_v<T, zd>;
-  const bool herm = kind == rank_k_kind::herk || kind == rank_k_kind::her2k;
+  const bool herm = kind == rank_k_kind::herk || kind == rank_k_kind::her2k ||
+                    kind == rank_k_kind::herkx;
   for (uplo_kind uplo : {uplo_kind::lower, uplo_kind::upper})
     for (trans_kind trans : {trans_kind::n, herm || !complex ? trans_kind::c : trans_kind::t})
       for (int64_t n : kOrders)
@@ -105,6 +106,10 @@ TEST(Level3Blocking, RankKUpdatesEqualTheirDefinition) {
   check_rank_k<zd>(rank_k_kind::syr2k);
   check_rank_k<zd>(rank_k_kind::herk);
   check_rank_k<zd>(rank_k_kind::her2k);
+  // cuBLAS's SYRKX and HERKX (the device hooks only).
+  check_rank_k<double>(rank_k_kind::syrkx);
+  check_rank_k<zd>(rank_k_kind::syrkx);
+  check_rank_k<zd>(rank_k_kind::herkx);
 }
 
 template <class T>

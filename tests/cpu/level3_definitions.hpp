@@ -91,8 +91,8 @@ void plain(const rank_k_call<T>& x) {
   const trans_kind ta = x.trans == trans_kind::n ? trans_kind::n : t;
   const trans_kind tb = x.trans == trans_kind::n ? t : trans_kind::n;
   std::vector<T> p(static_cast<size_t>(x.n * x.n));
-  plain_gemm<T>(ta, tb, x.n, x.n, x.k, x.alpha, x.a, x.lda, x.two() ? x.b : x.a,
-                x.two() ? x.ldb : x.lda, T(0), p.data(), x.n);
+  plain_gemm<T>(ta, tb, x.n, x.n, x.k, x.alpha, x.a, x.lda, x.has_b() ? x.b : x.a,
+                x.has_b() ? x.ldb : x.lda, T(0), p.data(), x.n);
   if (x.two()) {
     const T alpha2 = x.hermitian() ? detail::conj_of(x.alpha) : x.alpha;
     plain_gemm<T>(ta, tb, x.n, x.n, x.k, alpha2, x.b, x.ldb, x.a, x.lda, T(1), p.data(), x.n);
