@@ -1,0 +1,291 @@
+#include "interpose/level3_device.hpp"
+
+#include <cuda_runtime.h>
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+
+#include "common/cublas_api.hpp"
+#include "common/logging.hpp"
+#include "dispatch/call_log.hpp"
+#include "dispatch/settings.hpp"
+#include "interpose/device_gemm.hpp"
+#include "interpose/real_symbol.hpp"
+#include "level3/blocked.hpp"
+
+namespace ozdgemm::detail {
+namespace {
+
+using zd = std::complex<double>;
+constexpr const char* kCublas = "libcublas.so.13";
+
+// cuBLAS's element type of T.
+template <class T>
+using cu_t = std::conditional_t<std::is_same_v<T, double>, double, cuDoubleComplex>;
+
+template <class T>
+const cu_t<T>* cu(const T* p) {
+  return reinterpret_cast<const cu_t<T>*>(p);
+}
+template <class T>
+cu_t<T>* cu(T* p) {
+  return reinterpret_cast<cu_t<T>*>(p);
+}
+
+cublasOperation_t op_of(trans_kind t) {
+  return t == trans_kind::n ? CUBLAS_OP_N : t == trans_kind::t ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+cublasFillMode_t fill_of(uplo_kind u) {
+  return u == uplo_kind::lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+}
+cublasSideMode_t side_of(side_kind s) {
+  return s == side_kind::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+}
+cublasDiagType_t diag_of(diag_kind d) {
+  return d == diag_kind::unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+}
+
+// libcublas's own 64-bit routine that runs a call's diagonal blocks (never this library's hook
+// of the same name).
+template <class T>
+const char* native_name(const rank_k_call<T>& x) {
+  constexpr bool real = std::is_same_v<T, double>;
+  switch (x.kind) {
+    case rank_k_kind::syrk:
+      return real ? "cublasDsyrk_v2_64" : "cublasZsyrk_v2_64";
+    case rank_k_kind::herk:
+      return "cublasZherk_v2_64";
+    case rank_k_kind::syr2k:
+      return real ? "cublasDsyr2k_v2_64" : "cublasZsyr2k_v2_64";
+    case rank_k_kind::her2k:
+      return "cublasZher2k_v2_64";
+    case rank_k_kind::syrkx:
+      return real ? "cublasDsyrkx_64" : "cublasZsyrkx_64";
+    case rank_k_kind::herkx:
+      return "cublasZherkx_64";
+  }
+  return "";
+}
+template <class T>
+const char* native_name(const symm_call<T>& x) {
+  if (x.hermitian) return "cublasZhemm_v2_64";
+  return std::is_same_v<T, double> ? "cublasDsymm_v2_64" : "cublasZsymm_v2_64";
+}
+template <class T>
+const char* native_name(const triangular_call<T>& x) {
+  constexpr bool real = std::is_same_v<T, double>;
+  if (x.solve) return real ? "cublasDtrsm_v2_64" : "cublasZtrsm_v2_64";
+  return real ? "cublasDtrmm_v2_64" : "cublasZtrmm_v2_64";
+}
+
+// The routines' signatures, scalars and matrices untyped (pointers of every type pass alike).
+using gemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
+                                   int64_t, int64_t, const void*, const void*, int64_t,
+                                   const void*, int64_t, const void*, void*, int64_t);
+using rank_k_fn = cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t,
+                                     int64_t, const void*, const void*, int64_t, const void*, void*,
+                                     int64_t);
+using rank_2k_fn = cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t,
+                                      int64_t, int64_t, const void*, const void*, int64_t,
+                                      const void*, int64_t, const void*, void*, int64_t);
+using symm_fn = cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t,
+                                   int64_t, const void*, const void*, int64_t, const void*,
+                                   int64_t, const void*, void*, int64_t);
+using trmm_fn = cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t,
+                                   cublasOperation_t, cublasDiagType_t, int64_t, int64_t,
+                                   const void*, const void*, int64_t, const void*, int64_t, void*,
+                                   int64_t);
+using trsm_fn = cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t,
+                                   cublasOperation_t, cublasDiagType_t, int64_t, int64_t,
+                                   const void*, const void*, int64_t, void*, int64_t);
+
+// The call on libcublas's routine f, scalars from host memory (the handle is in host pointer
+// mode). HERK's alpha and beta, HER2K's and HERKX's beta: double.
+template <class T>
+cublasStatus_t run_native(void* f, cublasHandle_t h, const rank_k_call<T>& x) {
+  const double alpha_re = std::real(x.alpha), beta_re = std::real(x.beta);
+  const void* alpha = x.kind == rank_k_kind::herk ? static_cast<const void*>(&alpha_re) : &x.alpha;
+  const void* beta = x.hermitian() ? static_cast<const void*>(&beta_re) : &x.beta;
+  if (x.has_b())
+    return reinterpret_cast<rank_2k_fn>(f)(h, fill_of(x.uplo), op_of(x.trans), x.n, x.k, alpha,
+                                           x.a, x.lda, x.b, x.ldb, beta, x.c, x.ldc);
+  return reinterpret_cast<rank_k_fn>(f)(h, fill_of(x.uplo), op_of(x.trans), x.n, x.k, alpha, x.a,
+                                        x.lda, beta, x.c, x.ldc);
+}
+template <class T>
+cublasStatus_t run_native(void* f, cublasHandle_t h, const symm_call<T>& x) {
+  return reinterpret_cast<symm_fn>(f)(h, side_of(x.side), fill_of(x.uplo), x.m, x.n, &x.alpha,
+                                      x.a, x.lda, x.b, x.ldb, &x.beta, x.c, x.ldc);
+}
+template <class T>
+cublasStatus_t run_native(void* f, cublasHandle_t h, const triangular_call<T>& x) {
+  if (x.solve)
+    return reinterpret_cast<trsm_fn>(f)(h, side_of(x.side), fill_of(x.uplo), op_of(x.trans),
+                                        diag_of(x.diag), x.m, x.n, &x.alpha, x.a, x.lda, x.b,
+                                        x.ldb);
+  // cuBLAS's TRMM writes C; B in place of C is its in-place form.
+  return reinterpret_cast<trmm_fn>(f)(h, side_of(x.side), fill_of(x.uplo), op_of(x.trans),
+                                      diag_of(x.diag), x.m, x.n, &x.alpha, x.a, x.lda, x.b, x.ldb,
+                                      x.b, x.ldb);
+}
+
+// GEMMs through serve_device (emulated where the route says so, libcublas's GEMM otherwise),
+// diagonal blocks on libcublas's routine `native`, all on the caller's handle. Until a block
+// splits nothing runs; then `prepare` (if any) runs once first. After the first failed status
+// nothing more is enqueued.
+template <class T>
+class device_executor final : public level3_executor<T> {
+ public:
+  device_executor(const char* entry, cublasHandle_t handle, int64_t block, void* native,
+                  void* gemm, std::function<bool()> prepare)
+      : entry_(entry),
+        handle_(handle),
+        block_(block),
+        native_(native),
+        gemm_(gemm),
+        prepare_(std::move(prepare)) {}
+
+  void gemm(trans_kind ta, trans_kind tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+            int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
+    if (status_ != CUBLAS_STATUS_SUCCESS) return;
+    const cu_t<T> al = *cu(&alpha), be = *cu(&beta);
+    const device_request<cu_t<T>> r{entry_, handle_, op_of(ta), op_of(tb), m,     n,      k,  &al,
+                                    cu(a),  lda,     cu(b),     ldb,       &be,   cu(c),  ldc};
+    auto native = [&] {
+      return reinterpret_cast<gemm_fn>(gemm_)(handle_, r.ta, r.tb, m, n, k, &al, a, lda, b, ldb,
+                                              &be, c, ldc);
+    };
+    status_ = serve_device(r, native);
+  }
+
+  bool splits(int64_t order, int64_t m, int64_t n, int64_t k) override {
+    const char* why = nullptr;
+    if (order <= block_) {
+      why = "below OZDGEMM_LEVEL3_BLOCK";
+    } else {
+      const cu_t<T> one{};
+      const device_request<cu_t<T>> r{entry_, handle_, CUBLAS_OP_N, CUBLAS_OP_N, m,       n,
+                                      k,      &one,    nullptr,     m,           nullptr, k,
+                                      &one,   nullptr, m};
+      why = device_gemm_declines(r);
+    }
+    if (why == nullptr && !split_ && prepare_ && !prepare_()) why = "copying B into C failed";
+    if (why == nullptr) split_ = true;
+    if (!split_) why_ = why;
+    return why == nullptr;
+  }
+
+  void native(const rank_k_call<T>& x) override { run(x); }
+  void native(const symm_call<T>& x) override { run(x); }
+  void native(const triangular_call<T>& x) override { run(x); }
+
+  bool split() const { return split_; }
+  const char* why() const { return why_; }
+  cublasStatus_t status() const { return status_; }
+
+ private:
+  template <class Call>
+  void run(const Call& x) {
+    if (split_ && status_ == CUBLAS_STATUS_SUCCESS) status_ = run_native(native_, handle_, x);
+  }
+
+  const char* entry_;
+  cublasHandle_t handle_;
+  int64_t block_;
+  void* native_;
+  void* gemm_;
+  std::function<bool()> prepare_;
+  bool split_ = false;
+  const char* why_ = "small or trivial call";
+  cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
+};
+
+// m, n, k of a call's decision line: C's (or B's) shape and the depth of its products.
+template <class T>
+void shape(const rank_k_call<T>& x, int64_t* m, int64_t* n, int64_t* k) {
+  *m = x.n, *n = x.n, *k = x.k;
+}
+template <class Call>
+void shape(const Call& x, int64_t* m, int64_t* n, int64_t* k) {
+  *m = x.m, *n = x.n, *k = x.side == side_kind::left ? x.m : x.n;
+}
+
+template <class T, class Call>
+bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::function<bool()> prepare,
+           cublasStatus_t* status) noexcept {
+  try {
+    // Every routine a block may run must exist before anything is enqueued.
+    void* const gemm = resolve_next(
+        std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64", kCublas);
+    void* const native = resolve_next(native_name(x), kCublas);
+    int64_t m = 0, n = 0, k = 0;
+    shape(x, &m, &n, &k);
+    if (gemm == nullptr || native == nullptr) {
+      log_call({entry, m, n, k, outcome::native, "libcublas lacks a routine", 0, 0.0, 0.0, 0.0});
+      return false;
+    }
+    device_executor<T> ex(entry, handle, settings().level3_block, native, gemm,
+                          std::move(prepare));
+    blocked(x, ex);
+    if (ex.split()) {
+      *status = ex.status();
+      return true;
+    }
+    log_call({entry, m, n, k, outcome::native, ex.why(), 0, 0.0, 0.0, 0.0});
+    return false;
+  } catch (...) {
+    // Only before any block ran (nothing after the split throws): nothing enqueued.
+    try {
+      logger().error("{}: internal error; running the native routine", entry);
+    } catch (...) {
+    }
+    return false;
+  }
+}
+
+}  // namespace
+
+template <class Call>
+bool serve_on_device(const Call& x, cublasHandle_t handle, const char* entry,
+                     cublasStatus_t* status) noexcept {
+  using T = std::remove_const_t<std::remove_pointer_t<decltype(x.a)>>;
+  return serve<T>(x, handle, entry, {}, status);
+}
+
+// cuBLAS's out-of-place TRMM: C = alpha op(A) B as B copied into C (once the call splits, on the
+// handle's stream), then the in-place blocked TRMM on C.
+template <class T>
+bool serve_trmm_on_device(const triangular_call<T>& x, const T* b, int64_t ldb,
+                          cublasHandle_t handle, const char* entry,
+                          cublasStatus_t* status) noexcept {
+  auto copy = [&]() -> bool {
+    cudaStream_t stream = nullptr;
+    if (cublas_get_stream(handle, &stream) != CUBLAS_STATUS_SUCCESS) return false;
+    if (cudaMemcpy2DAsync(x.b, x.ldb * sizeof(T), b, ldb * sizeof(T), x.m * sizeof(T), x.n,
+                          cudaMemcpyDeviceToDevice, stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return true;
+  };
+  return serve<T>(x, handle, entry, b == x.b ? std::function<bool()>() : copy, status);
+}
+
+#define OZDGEMM_LEVEL3_DEVICE(CALL)                                                       \
+  template bool serve_on_device(const CALL& x, cublasHandle_t handle, const char* entry, \
+                                cublasStatus_t* status) noexcept;
+OZDGEMM_LEVEL3_DEVICE(rank_k_call<double>)
+OZDGEMM_LEVEL3_DEVICE(rank_k_call<zd>)
+OZDGEMM_LEVEL3_DEVICE(symm_call<double>)
+OZDGEMM_LEVEL3_DEVICE(symm_call<zd>)
+OZDGEMM_LEVEL3_DEVICE(triangular_call<double>)
+OZDGEMM_LEVEL3_DEVICE(triangular_call<zd>)
+#undef OZDGEMM_LEVEL3_DEVICE
+template bool serve_trmm_on_device(const triangular_call<double>&, const double*, int64_t,
+                                   cublasHandle_t, const char*, cublasStatus_t*) noexcept;
+template bool serve_trmm_on_device(const triangular_call<zd>&, const zd*, int64_t, cublasHandle_t,
+                                   const char*, cublasStatus_t*) noexcept;
+
+}  // namespace ozdgemm::detail
