@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The debug log of the preloaded run (default settings but OZDGEMM_MODE=emulate) proves the
 # interception: every entry point was emulated.
+#
+#   check_log.sh LOG [ENTRY...]   (default entries: cublas_client's GEMM entry points)
 set -euo pipefail
 log=$1
+shift
+entries=("$@")
+((${#entries[@]})) || entries=(cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasDgemm)
 [[ -s $log ]] || { echo "no log at $log (was the GPU run skipped?)"; exit 77; }
-for entry in cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasDgemm; do
+for entry in "${entries[@]}"; do
   grep -qE "\] $entry m=[0-9]+ n=[0-9]+ k=[0-9]+ -> emulated" "$log" ||
     { echo "no emulated $entry call in $log"; exit 1; }
 done
