@@ -1,0 +1,267 @@
+// A plain cuBLAS program calling the batched GEMMs, run under LD_PRELOAD=libozdgemm.so with
+// OZDGEMM_MODE=emulate and a fixed OZDGEMM_MODULI: every matrix of a strided batch
+// (cublasDgemmStridedBatched, cublasZgemmStridedBatched, cublasGemmStridedBatchedEx, int and
+// _64) must equal the single cublasDgemm_v2 / cublasZgemm_v2 call on that matrix bit for bit,
+// random and adversarial matrices mixed in one batch (wide exponents, a NaN, an Inf), with
+// padded leading dimensions, broadcast operands (stride 0) and every op pair; and be within a
+// normwise tolerance of native cuBLAS (a pedantic handle, which the library forwards). Invalid
+// batches get cuBLAS's status and write nothing; overlapping C and pointer-array batches run
+// native. check_log.sh then finds the strided entries emulated in the log.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client_support.hpp"
+
+namespace {
+
+constexpr int kBatch = 5;
+
+std::vector<double> random_doubles(size_t n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(gen);
+  return v;
+}
+
+// Matrix i of a batch of `count` doubles each (complex: interleaved): 1 wide exponents,
+// 2 one NaN, 3 one Inf, others random as drawn.
+void adversarial(std::vector<double>& v, size_t per_matrix, int count) {
+  for (int i = 1; i < count && i < 4; ++i) {
+    double* m = v.data() + static_cast<size_t>(i) * per_matrix;
+    if (i == 1)
+      for (size_t j = 0; j < per_matrix; ++j) m[j] = std::ldexp(m[j], static_cast<int>(j % 61) - 30);
+    if (i == 2) m[per_matrix / 3] = NAN;
+    if (i == 3) m[per_matrix / 2] = INFINITY;
+  }
+}
+
+double* to_device(const std::vector<double>& v) {
+  double* p = nullptr;
+  cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(double));
+  cudaMemcpy(p, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice);
+  return p;
+}
+std::vector<double> to_host(const double* p, size_t n) {
+  std::vector<double> v(n);
+  cudaDeviceSynchronize();
+  cudaMemcpy(v.data(), p, n * sizeof(double), cudaMemcpyDeviceToHost);
+  return v;
+}
+
+int cases = 0;
+
+enum class form { typed, typed_64, ex, ex_64 };
+const char* form_name(form f) {
+  return f == form::typed ? "typed" : f == form::typed_64 ? "_64" : f == form::ex ? "Ex" : "Ex_64";
+}
+
+// One strided batch (real when w == 1, complex when w == 2) on handle h.
+cublasStatus_t strided(form f, int w, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                       int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
+                       int64_t lda, int64_t sa, const double* B, int64_t ldb, int64_t sb,
+                       const double* beta, double* C, int64_t ldc, int64_t sc, int64_t count) {
+  using cz = cuDoubleComplex;
+  const auto* za = reinterpret_cast<const cz*>(A);
+  const auto* zb = reinterpret_cast<const cz*>(B);
+  auto* zc = reinterpret_cast<cz*>(C);
+  const auto* zal = reinterpret_cast<const cz*>(alpha);
+  const auto* zbe = reinterpret_cast<const cz*>(beta);
+  const cudaDataType t = w == 1 ? CUDA_R_64F : CUDA_C_64F;
+  switch (f) {
+    case form::typed:
+      return w == 1 ? cublasDgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), alpha, A,
+                                                int(lda), sa, B, int(ldb), sb, beta, C, int(ldc),
+                                                sc, int(count))
+                    : cublasZgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), zal, za,
+                                                int(lda), sa, zb, int(ldb), sb, zbe, zc, int(ldc),
+                                                sc, int(count));
+    case form::typed_64:
+      return w == 1 ? cublasDgemmStridedBatched_64(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb,
+                                                   sb, beta, C, ldc, sc, count)
+                    : cublasZgemmStridedBatched_64(h, ta, tb, m, n, k, zal, za, lda, sa, zb, ldb,
+                                                   sb, zbe, zc, ldc, sc, count);
+    case form::ex:
+      return cublasGemmStridedBatchedEx(h, ta, tb, int(m), int(n), int(k), alpha, A, t, int(lda),
+                                        sa, B, t, int(ldb), sb, beta, C, t, int(ldc), sc,
+                                        int(count), CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+    case form::ex_64:
+      return cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, alpha, A, t, lda, sa, B, t, ldb,
+                                           sb, beta, C, t, ldc, sc, count, CUBLAS_COMPUTE_64F,
+                                           CUBLAS_GEMM_DEFAULT);
+  }
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t single(int w, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                      int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
+                      int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
+                      int64_t ldc) {
+  using cz = cuDoubleComplex;
+  if (w == 1) return cublasDgemm_v2(h, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B,
+                                    int(ldb), beta, C, int(ldc));
+  return cublasZgemm_v2(h, ta, tb, int(m), int(n), int(k), reinterpret_cast<const cz*>(alpha),
+                        reinterpret_cast<const cz*>(A), int(lda), reinterpret_cast<const cz*>(B),
+                        int(ldb), reinterpret_cast<const cz*>(beta), reinterpret_cast<cz*>(C),
+                        int(ldc));
+}
+
+// Normwise closeness of the finite entries, and the same non-finite pattern.
+void close_to(const std::string& what, const std::vector<double>& got,
+              const std::vector<double>& want, double tol) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isfinite(want[i]) != std::isfinite(got[i])) {
+      CHECK(false, "%s: element %zu is %.17g, native %.17g", what.c_str(), i, got[i], want[i]);
+      return;
+    }
+    if (!std::isfinite(want[i])) continue;
+    diff = std::max(diff, std::fabs(got[i] - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  CHECK(!(diff > tol * std::max(scale, 1.0)), "%s: differs from native by %.3g (scale %.3g)",
+        what.c_str(), diff, scale);
+}
+
+void batch_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOperation_t ta,
+                cublasOperation_t tb, bool broadcast_a, bool broadcast_b) {
+  ++cases;
+  const int64_t m = 130, n = 97, k = 150;
+  const int64_t lda = (ta == CUBLAS_OP_N ? m : k) + 3, ldb = (tb == CUBLAS_OP_N ? k : n) + 1,
+                ldc = m + 2;
+  const int64_t cols_a = ta == CUBLAS_OP_N ? k : m, cols_b = tb == CUBLAS_OP_N ? n : k;
+  // Strides in elements, with a gap between matrices; 0 broadcasts.
+  const int64_t sa = broadcast_a ? 0 : lda * cols_a + 5, sb = broadcast_b ? 0 : ldb * cols_b + 7,
+                sc = ldc * n + 11;
+  const size_t na = static_cast<size_t>((broadcast_a ? lda * cols_a : sa * kBatch) * w);
+  const size_t nb = static_cast<size_t>((broadcast_b ? ldb * cols_b : sb * kBatch) * w);
+  const size_t nc = static_cast<size_t>(sc * kBatch * w);
+  std::vector<double> a = random_doubles(na, 1), b = random_doubles(nb, 2), c = random_doubles(nc, 3);
+  if (!broadcast_a) adversarial(a, static_cast<size_t>(sa * w), kBatch);
+  const double alpha[2] = {0.75, 0.25}, beta[2] = {-0.5, 0.125};
+  double *da = to_device(a), *db = to_device(b), *dc = to_device(c), *dn = to_device(c);
+  double* ds = to_device(c);
+  const std::string what = std::string(w == 1 ? "real " : "complex ") + form_name(f) + " ta " +
+                           std::to_string(int(ta)) + " tb " + std::to_string(int(tb)) +
+                           (broadcast_a ? " A broadcast" : "") + (broadcast_b ? " B broadcast" : "");
+  const cublasStatus_t st =
+      strided(f, w, h, ta, tb, m, n, k, alpha, da, lda, sa, db, ldb, sb, beta, dc, ldc, sc, kBatch);
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: status %d", what.c_str(), int(st));
+  strided(f, w, nat, ta, tb, m, n, k, alpha, da, lda, sa, db, ldb, sb, beta, dn, ldc, sc, kBatch);
+  for (int i = 0; i < kBatch; ++i)
+    single(w, h, ta, tb, m, n, k, alpha, da + i * sa * w, lda, db + i * sb * w, ldb, beta,
+           ds + i * sc * w, ldc);
+  const std::vector<double> got = to_host(dc, nc), want = to_host(dn, nc), one = to_host(ds, nc);
+  for (int i = 0; i < kBatch; ++i) {
+    const size_t at = static_cast<size_t>(i * sc * w), len = static_cast<size_t>(sc * w);
+    CHECK(std::memcmp(got.data() + at, one.data() + at, len * sizeof(double)) == 0,
+          "%s: matrix %d differs from its single call", what.c_str(), i);
+    if (!(i == 1 && !broadcast_a))  // wide exponents: native's own error is not the scale
+      close_to(what + " matrix " + std::to_string(i),
+               std::vector<double>(got.begin() + at, got.begin() + at + len),
+               std::vector<double>(want.begin() + at, want.begin() + at + len), 1e-12);
+  }
+  for (double* p : {da, db, dc, dn, ds}) cudaFree(p);
+}
+
+// Invalid arguments (cuBLAS's status, C untouched), batch 0, overlapping C, pointer arrays.
+void semantics(cublasHandle_t h, cublasHandle_t nat) {
+  const int64_t m = 64, n = 64, k = 64, ld = 64, s = ld * n;
+  const std::vector<double> a = random_doubles(static_cast<size_t>(s * 3), 4);
+  const std::vector<double> c = random_doubles(static_cast<size_t>(s * 3), 5);
+  double *da = to_device(a), *dc = to_device(c), *dn = to_device(c);
+  const double alpha = 1.5, beta = 0.5;
+  const auto both = [&](const char* what, int64_t lda, int64_t sc, int64_t count) {
+    ++cases;
+    cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dn, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
+    const cublasStatus_t got = cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
+                                                         &alpha, da, lda, s, da, ld, s, &beta, dc,
+                                                         ld, sc, count);
+    const cublasStatus_t want = cublasDgemmStridedBatched(nat, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
+                                                          &alpha, da, lda, s, da, ld, s, &beta,
+                                                          dn, ld, sc, count);
+    CHECK(got == want, "%s: status %d, native %d", what, int(got), int(want));
+    close_to(what, to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
+  };
+  both("batch count -1", ld, s, -1);
+  both("batch count 0", ld, s, 0);
+  both("lda < m", m - 1, s, 3);
+  both("overlapping C (stride ldc)", ld, ld, 3);
+  {
+    ++cases;
+    std::vector<const double*> pa(3), pb(3);
+    std::vector<double*> pc(3), pn(3);
+    for (int i = 0; i < 3; ++i) {
+      pa[i] = pb[i] = da + i * s;
+      pc[i] = dc + i * s;
+      pn[i] = dn + i * s;
+    }
+    cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dn, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
+    const double** dpa = nullptr;
+    double** dpc = nullptr;
+    double** dpn = nullptr;
+    cudaMalloc(&dpa, 3 * sizeof(double*));
+    cudaMalloc(&dpc, 3 * sizeof(double*));
+    cudaMalloc(&dpn, 3 * sizeof(double*));
+    cudaMemcpy(dpa, pa.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
+    cudaMemcpy(dpc, pc.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
+    cudaMemcpy(dpn, pn.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
+    const cublasStatus_t got = cublasDgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha,
+                                                  dpa, ld, dpa, ld, &beta, dpc, ld, 3);
+    cublasDgemmBatched(nat, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, dpa, ld, dpa, ld, &beta,
+                       dpn, ld, 3);
+    CHECK(got == CUBLAS_STATUS_SUCCESS, "pointer array: status %d", int(got));
+    close_to("pointer array", to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
+    cudaFree(dpa);
+    cudaFree(dpc);
+    cudaFree(dpn);
+  }
+  for (double* p : {da, dc, dn}) cudaFree(p);
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no GPU: nothing to test\n");
+    return 77;  // ctest SKIP_RETURN_CODE
+  }
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  if (preloaded_symbol<api_fn>("ozdgemm_dgemm") == nullptr)
+    std::printf("libozdgemm.so is not loaded: every call runs native cuBLAS\n");
+  cublasHandle_t h = nullptr, nat = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasCreate(&nat) != CUBLAS_STATUS_SUCCESS) {
+    std::printf("FAIL: cublasCreate\n");
+    return 1;
+  }
+  cublasSetMathMode(nat, CUBLAS_PEDANTIC_MATH);  // forwarded unchanged: native cuBLAS
+  const cublasOperation_t ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
+  for (int w : {1, 2})
+    for (form f : {form::typed, form::typed_64, form::ex, form::ex_64})
+      for (cublasOperation_t ta : ops)
+        for (cublasOperation_t tb : ops) {
+          if (w == 1 && (ta == CUBLAS_OP_C || tb == CUBLAS_OP_C) && f != form::typed) continue;
+          batch_case(f, w, h, nat, ta, tb, false, false);
+        }
+  for (int w : {1, 2}) {
+    batch_case(form::typed, w, h, nat, CUBLAS_OP_N, CUBLAS_OP_N, true, false);
+    batch_case(form::ex, w, h, nat, CUBLAS_OP_T, CUBLAS_OP_N, false, true);
+  }
+  semantics(h, nat);
+  cublasDestroy(h);
+  cublasDestroy(nat);
+  std::printf("%d cases, %d failures\n", cases, failures.load());
+  return failures == 0 ? 0 : 1;
+}
