@@ -210,6 +210,43 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched_reference(
     cuDoubleComplex beta, cuDoubleComplex* const C[], int64_t ldc, int64_t batch_count,
     ozdgemm_options_t options);
 
+/* Batched forms on the GPU: batch_count products on device memory, each exactly
+ * ozdgemm_dgemm (ozdgemm_zgemm) on matrix i with the same handle, scalars and options, enqueued
+ * in order on the handle's stream; a per-call choice of s is made per matrix, from its data.
+ * - Strided forms: A_i = A + i stride_a (elements), likewise B_i and C_i, as
+ *   cublasDgemmStridedBatched; stride 0 broadcasts. Pointer-array forms: A_i = A[i] etc., where
+ *   the arrays are in HOST memory (holding device pointers; cuBLAS's batched call takes device
+ *   arrays, which the host cannot read without waiting).
+ * - Checks as the references above, with cuBLAS's rules for the single call (null handle:
+ *   OZDGEMM_STATUS_NOT_INITIALIZED); A and B are taken as read whatever alpha is. Nothing is
+ *   enqueued on an invalid batch. An error at matrix i leaves the C_j, j < i, enqueued.
+ * - Each matrix is its own emulation (its residues, products and reconstruction): small
+ *   matrices in large batches are faster with cuBLAS's batched routines. */
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
+    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
+    int64_t stride_c, int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const double* alpha, const double* const A[], int64_t lda,
+    const double* const B[], int64_t ldb, const double* beta, double* const C[], int64_t ldc,
+    int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    int64_t stride_a, const cuDoubleComplex* B, int64_t ldb, int64_t stride_b,
+    const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count, ozdgemm_options_t options);
+
+OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* const A[],
+    int64_t lda, const cuDoubleComplex* const B[], int64_t ldb, const cuDoubleComplex* beta,
+    cuDoubleComplex* const C[], int64_t ldc, int64_t batch_count, ozdgemm_options_t options);
+
 /* Frees what the library cached for `handle` (private handle, workspace). Call before
  * cublasDestroy(handle) once no ozdgemm work on it is pending; safe if nothing is cached. */
 OZDGEMM_API void ozdgemm_release_handle(cublasHandle_t handle);

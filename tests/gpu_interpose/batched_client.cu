@@ -6,7 +6,8 @@
 // padded leading dimensions, broadcast operands (stride 0) and every op pair; and be within a
 // normwise tolerance of native cuBLAS (a pedantic handle, which the library forwards). Invalid
 // batches get cuBLAS's status and write nothing; overlapping C and pointer-array batches run
-// native. check_log.sh then finds the strided entries emulated in the log.
+// native. The C API's batched forms equal ozdgemm_dgemm per matrix. check_log.sh then finds the
+// strided entries emulated in the log.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -230,6 +231,59 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
   for (double* p : {da, dc, dn}) cudaFree(p);
 }
 
+// The C API's strided and pointer-array forms (found with dlsym) against ozdgemm_dgemm on each
+// matrix, bit for bit, at a fixed s (a per-call count may differ between two calls on the same
+// data: the speculated count follows the shape's history); an invalid batch writes nothing.
+void c_api(cublasHandle_t h) {
+  using strided_fn = decltype(&ozdgemm_dgemm_strided_batched);
+  using array_fn = decltype(&ozdgemm_dgemm_batched);
+  using defaults_fn = decltype(&ozdgemm_default_options);
+  const auto strided_api = preloaded_symbol<strided_fn>("ozdgemm_dgemm_strided_batched");
+  const auto array_api = preloaded_symbol<array_fn>("ozdgemm_dgemm_batched");
+  const auto single_api = preloaded_symbol<api_fn>("ozdgemm_dgemm");
+  const auto defaults = preloaded_symbol<defaults_fn>("ozdgemm_default_options");
+  if (strided_api == nullptr || array_api == nullptr || single_api == nullptr ||
+      defaults == nullptr)
+    return;
+  ++cases;
+  ozdgemm_options_t o = defaults();
+  o.num_moduli = 15;
+  const int64_t m = 300, n = 200, k = 257, count = 4, sa = m * k, sb = k * n, sc = m * n;
+  std::vector<double> a = random_doubles(static_cast<size_t>(sa * count), 6);
+  adversarial(a, static_cast<size_t>(sa), static_cast<int>(count));
+  const std::vector<double> b = random_doubles(static_cast<size_t>(sb * count), 7);
+  const std::vector<double> c = random_doubles(static_cast<size_t>(sc * count), 8);
+  double *da = to_device(a), *db = to_device(b), *d1 = to_device(c), *d2 = to_device(c),
+         *d3 = to_device(c);
+  const double alpha = 1.25, beta = -0.75;
+  ozdgemm_status_t st = strided_api(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, m, sa, db, k,
+                                    sb, &beta, d1, m, sc, count, o);
+  CHECK(st == OZDGEMM_STATUS_SUCCESS, "ozdgemm_dgemm_strided_batched: status %d", int(st));
+  std::vector<const double*> pa, pb;
+  std::vector<double*> pc;
+  for (int64_t i = 0; i < count; ++i) {
+    single_api(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da + i * sa, m, db + i * sb, k, &beta,
+               d2 + i * sc, m, o);
+    pa.push_back(da + i * sa);
+    pb.push_back(db + i * sb);
+    pc.push_back(d3 + i * sc);
+  }
+  st = array_api(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, pa.data(), m, pb.data(), k, &beta,
+                 pc.data(), m, count, o);
+  CHECK(st == OZDGEMM_STATUS_SUCCESS, "ozdgemm_dgemm_batched: status %d", int(st));
+  const auto r1 = to_host(d1, c.size()), r2 = to_host(d2, c.size()), r3 = to_host(d3, c.size());
+  CHECK(std::memcmp(r1.data(), r2.data(), r1.size() * sizeof(double)) == 0,
+        "ozdgemm_dgemm_strided_batched differs from ozdgemm_dgemm per matrix");
+  CHECK(std::memcmp(r3.data(), r2.data(), r3.size() * sizeof(double)) == 0,
+        "ozdgemm_dgemm_batched differs from ozdgemm_dgemm per matrix");
+  st = strided_api(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, m - 1, sa, db, k, sb, &beta,
+                   d1, m, sc, count, o);
+  CHECK(st == OZDGEMM_STATUS_INVALID_VALUE, "lda < m: status %d", int(st));
+  CHECK(std::memcmp(to_host(d1, c.size()).data(), r1.data(), r1.size() * sizeof(double)) == 0,
+        "an invalid batch wrote C");
+  for (double* p : {da, db, d1, d2, d3}) cudaFree(p);
+}
+
 }  // namespace
 
 int main() {
@@ -260,6 +314,7 @@ int main() {
     batch_case(form::ex, w, h, nat, CUBLAS_OP_T, CUBLAS_OP_N, false, true);
   }
   semantics(h, nat);
+  c_api(h);
   cublasDestroy(h);
   cublasDestroy(nat);
   std::printf("%d cases, %d failures\n", cases, failures.load());
