@@ -95,22 +95,27 @@ const char* host_scalars(cublasHandle_t handle, const void* alpha, const void* b
   return mode == CUBLAS_POINTER_MODE_HOST ? nullptr : "scalars in device memory";
 }
 
-// Serves `make(&call)` (which returns false for arguments cuBLAS rejects) or runs `native`.
-// One decision line for a valid call that is forwarded before it reaches the blocking.
-template <class Make, class Serve, class Native>
+// Serves the call or runs `native`: make() parses the arguments into the call (false for
+// arguments cuBLAS rejects), read() then takes its scalars from host memory, serve(&status)
+// offers it to level3_device.hpp. One decision line for a valid call that is forwarded before
+// it reaches the blocking.
+template <class Make, class Read, class Serve, class Native>
 cublasStatus_t serve_level3(const char* entry, cublasHandle_t handle, const void* alpha,
                             const void* beta, int64_t m, int64_t n, int64_t k, Make&& make,
-                            Serve&& serve, Native&& native) noexcept {
+                            Read&& read, Serve&& serve, Native&& native) noexcept {
   if (inside_interception() || in_native_fallback()) return native();
   try {
     bool done = false;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (make()) {
+      // The scalars are read only once the pointer mode says they are in host memory.
       const char* why = host_scalars(handle, alpha, beta);
-      if (why == nullptr)
+      if (why == nullptr) {
+        read();
         done = serve(&st);
-      else
+      } else {
         log_call({entry, m, n, k, outcome::native, why, 0, 0.0, 0.0, 0.0});
+      }
     }
     return done ? st : native();
   } catch (...) {
@@ -129,13 +134,11 @@ cublasStatus_t rank_k(const char* entry, rank_k_kind kind, cublasHandle_t h,
   rank_k_call<T> x{kind, uplo_kind::lower, trans_kind::n, n, k, T(0), in<T>(a), lda,
                    in<T>(b), ldb, T(0), out<T>(c), ldc};
   auto make = [&] {
-    if (!parse(uplo, &x.uplo) || !parse(trans, complex, &x.trans) || !valid(x, complex))
-      return false;
-    if (alpha != nullptr && beta != nullptr) x.alpha = value<T>(alpha), x.beta = value<T>(beta);
-    return true;
+    return parse(uplo, &x.uplo) && parse(trans, complex, &x.trans) && valid(x, complex);
   };
+  auto read = [&] { x.alpha = value<T>(alpha), x.beta = value<T>(beta); };
   auto serve = [&](cublasStatus_t* st) { return serve_on_device(x, h, entry, st); };
-  return serve_level3(entry, h, alpha, beta, n, n, k, make, serve, native);
+  return serve_level3(entry, h, alpha, beta, n, n, k, make, read, serve, native);
 }
 
 // SYMM, HEMM.
@@ -147,15 +150,11 @@ cublasStatus_t symm(const char* entry, bool hermitian, cublasHandle_t h, cublasS
   using S = std::conditional_t<std::is_same_v<T, double>, double, cz>;
   symm_call<T> x{hermitian, side_kind::left, uplo_kind::lower, m, n, T(0), in<T>(a), lda,
                  in<T>(b),  ldb,             T(0),             out<T>(c), ldc};
-  auto make = [&] {
-    if (!parse(side, &x.side) || !parse(uplo, &x.uplo) || !valid(x)) return false;
-    if (alpha != nullptr && beta != nullptr)
-      x.alpha = value<T>(in<S>(alpha)), x.beta = value<T>(in<S>(beta));
-    return true;
-  };
+  auto make = [&] { return parse(side, &x.side) && parse(uplo, &x.uplo) && valid(x); };
+  auto read = [&] { x.alpha = value<T>(in<S>(alpha)), x.beta = value<T>(in<S>(beta)); };
   auto serve = [&](cublasStatus_t* st) { return serve_on_device(x, h, entry, st); };
   const int64_t ka = side == CUBLAS_SIDE_LEFT ? m : n;
-  return serve_level3(entry, h, alpha, beta, m, n, ka, make, serve, native);
+  return serve_level3(entry, h, alpha, beta, m, n, ka, make, read, serve, native);
 }
 
 // TRMM (c: cuBLAS's output C; B in place of C is the in-place form) and TRSM (c null).
@@ -183,15 +182,15 @@ cublasStatus_t triangular(const char* entry, cublasHandle_t h, cublasSideMode_t 
       const auto bytes = [&](int64_t ld) { return static_cast<size_t>(ld * n) * sizeof(T); };
       if (b == c ? ldb != ldc : (b0 < c0 + bytes(ldc) && c0 < b0 + bytes(ldb))) return false;
     }
-    if (alpha != nullptr) x.alpha = value<T>(in<S>(alpha));
     return true;
   };
+  auto read = [&] { x.alpha = value<T>(in<S>(alpha)); };
   auto serve = [&](cublasStatus_t* st) {
     return solve ? serve_on_device(x, h, entry, st)
                  : serve_trmm_on_device(x, in<T>(b), ldb, h, entry, st);
   };
   const int64_t ka = side == CUBLAS_SIDE_LEFT ? m : n;
-  return serve_level3(entry, h, alpha, alpha, m, n, ka, make, serve, native);
+  return serve_level3(entry, h, alpha, alpha, m, n, ka, make, read, serve, native);
 }
 
 }  // namespace
