@@ -1,11 +1,13 @@
 #include "interpose/cpu_blas.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/env.hpp"
 #include "common/lazy_library.hpp"
@@ -57,6 +59,28 @@ void* system_library() {
   return h;
 }
 
+// `name` in any object the process has loaded, outside libozdgemm.so: the libraries an object
+// loaded with RTLD_LOCAL brought in (pip's numpy loads its bundled scipy-openblas so, below a
+// Python extension module), which RTLD_NEXT, searching the global scope, does not see. In load
+// order; null when none defines it. The handles stay open (the objects were loaded already).
+void* loaded_definition(const char* name) {
+  std::vector<std::string> files;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &files);
+  for (const std::string& file : files) {  // dlopen outside the iteration, which holds a lock
+    void* h = dlopen(file.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (h == nullptr) continue;
+    void* p = dlsym(h, name);
+    if (p != nullptr && !defined_in_this_library(p)) return p;
+  }
+  return nullptr;
+}
+
 // Logs, once per library file, which CPU BLAS serves the calls the library does not emulate.
 void announce(const void* p, const char* name, const char* how) {
   static std::mutex mutex;
@@ -88,7 +112,10 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
       p = dlsym(RTLD_NEXT, name);
       how = "the next definition in the process";
       if (p == nullptr || defined_in_this_library(p)) {
-        p = nullptr;
+        p = loaded_definition(name);
+        how = "a definition in a library the process loaded locally";
+      }
+      if (p == nullptr) {
         if (void* h = system_library()) {
           p = dlsym(h, name);
           how = "the system libblas.so.3";
@@ -110,7 +137,7 @@ void* cpu_blas_symbol(const char* name, bool required) noexcept {
                        configured_library() != nullptr ? "" : " (it cannot be loaded, see above)");
       else
         logger().error(
-            "{}: no CPU BLAS defines it (none after libozdgemm.so in the process, "
+            "{}: no CPU BLAS defines it (none loaded in the process besides libozdgemm.so, "
             "none in {}); set OZDGEMM_CPU_BLAS",
             name, kSystemBlas);
       return nullptr;

@@ -181,7 +181,10 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
   const std::vector<double> c = random_doubles(static_cast<size_t>(s * 3), 5);
   double *da = to_device(a), *dc = to_device(c), *dn = to_device(c);
   const double alpha = 1.5, beta = 0.5;
-  const auto both = [&](const char* what, int64_t lda, int64_t sc, int64_t count) {
+  // values: compare C with native's (not where C's matrices overlap: cuBLAS's own result then
+  // depends on the order its kernels run in).
+  const auto both = [&](const char* what, int64_t lda, int64_t sc, int64_t count,
+                        bool values = true) {
     ++cases;
     cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
     cudaMemcpy(dn, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
@@ -192,12 +195,12 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
                                                           &alpha, da, lda, s, da, ld, s, &beta,
                                                           dn, ld, sc, count);
     CHECK(got == want, "%s: status %d, native %d", what, int(got), int(want));
-    close_to(what, to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
+    if (values) close_to(what, to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
   };
   both("batch count -1", ld, s, -1);
   both("batch count 0", ld, s, 0);
   both("lda < m", m - 1, s, 3);
-  both("overlapping C (stride ldc)", ld, ld, 3);
+  both("overlapping C (stride ldc)", ld, ld, 3, false);
   {
     ++cases;
     std::vector<const double*> pa(3), pb(3);
