@@ -16,19 +16,13 @@
 
 #include "api/dgemm_internal.hpp"
 #include "dispatch/call_log.hpp"
+#include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 
 namespace ozdgemm::detail {
 namespace {
-
-constexpr const char* kCublas = "libcublas.so.13";
-
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(resolve_next(name, kCublas));
-}
 
 // One strided batch: matrix i at a + i stride_a (elements), likewise b and c.
 template <class T>
@@ -76,7 +70,7 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
   if (inside_interception() || in_native_fallback()) return native();
   try {
     if (!servable(x)) return native();
-    static const auto gemm = real<gemm_fn<T>>(gemm_name<T>());
+    static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
     const device_request<T>& r = x.first;
     const char* why = gemm == nullptr ? "libcublas lacks its GEMM" : device_gemm_declines(r);
     if (why != nullptr) {
@@ -112,17 +106,6 @@ cublasStatus_t forward_pointer_array(const char* entry, int64_t m, int64_t n, in
   return native();
 }
 
-// cublasGemm*BatchedEx's plain FP64 kinds (cublas_hooks.cpp's rule for cublasGemmEx).
-enum class fp64_kind { none, real, complex };
-fp64_kind ex_kind(cudaDataType at, cudaDataType bt, cudaDataType ct, cublasComputeType_t compute,
-                  cublasGemmAlgo_t algo) {
-  if (compute != CUBLAS_COMPUTE_64F ||
-      (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP) || at != bt ||
-      at != ct)
-    return fp64_kind::none;
-  return at == CUDA_R_64F ? fp64_kind::real : at == CUDA_C_64F ? fp64_kind::complex : fp64_kind::none;
-}
-
 template <class T, class Int, class Native>
 cublasStatus_t serve_ex(const char* entry, cublasHandle_t h, cublasOperation_t ta,
                         cublasOperation_t tb, Int m, Int n, Int k, const void* alpha,
@@ -140,13 +123,6 @@ cublasStatus_t serve_ex(const char* entry, cublasHandle_t h, cublasOperation_t t
 }  // namespace ozdgemm::detail
 
 using namespace ozdgemm::detail;
-
-#define OZDGEMM_NEXT(NAME, ...)                                             \
-  using next_fn = cublasStatus_t (*)(__VA_ARGS__);                          \
-  static const next_fn next = real<next_fn>(NAME);                          \
-  auto native = [&]() -> cublasStatus_t {                                   \
-    return next != nullptr ? OZDGEMM_FORWARD : CUBLAS_STATUS_NOT_SUPPORTED; \
-  }
 
 extern "C" {
 
@@ -188,7 +164,7 @@ OZDGEMM_STRIDED(cublasZgemmStridedBatched_64, int64_t, cuDoubleComplex)
                  const void*, const void*, cudaDataType, INT, long long, const void*,             \
                  cudaDataType, INT, long long, const void*, void*, cudaDataType, INT, long long,  \
                  INT, cublasComputeType_t, cublasGemmAlgo_t);                                     \
-    switch (ex_kind(at, bt, ct, compute, algo)) {                                                 \
+    switch (gemm_ex_fp64_kind(at, bt, ct, compute, algo)) {                                                 \
       case fp64_kind::real:                                                                       \
         return serve_ex<double>(#NAME, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta,   \
                                 C, ldc, sc, count, native);                                       \
@@ -239,7 +215,7 @@ OZDGEMM_POINTERS(cublasZgemmBatched_64, int64_t, cuDoubleComplex)
                  const void*, const void* const*, cudaDataType, INT, const void* const*,          \
                  cudaDataType, INT, const void*, void* const*, cudaDataType, INT, INT,            \
                  cublasComputeType_t, cublasGemmAlgo_t);                                          \
-    if (ex_kind(at, bt, ct, compute, algo) == fp64_kind::none) return native();                   \
+    if (gemm_ex_fp64_kind(at, bt, ct, compute, algo) == fp64_kind::none) return native();                   \
     return forward_pointer_array(#NAME, m, n, k, native);                                         \
   }
 OZDGEMM_POINTERS_EX(cublasGemmBatchedEx, int)
@@ -249,4 +225,3 @@ OZDGEMM_POINTERS_EX(cublasGemmBatchedEx_64, int64_t)
 
 }  // extern "C"
 
-#undef OZDGEMM_NEXT

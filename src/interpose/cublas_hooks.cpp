@@ -15,19 +15,13 @@
 #include "dispatch/performance_model.hpp"
 #include "dispatch/process_state.hpp"
 #include "engine/handle_context.hpp"
+#include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/real_symbol.hpp"
 #include "ozdgemm/export.h"
 
 namespace ozdgemm::detail {
 namespace {
-
-constexpr const char* kCublas = "libcublas.so.13";
-
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(resolve_next(name, kCublas));
-}
 
 // The stream legacy handle-less calls run on: the legacy default stream unless the
 // application called cublasSetKernelStream (hooked below, then forwarded).
@@ -53,18 +47,6 @@ bool op_from_char(char c, cublasOperation_t* op) {
   if (!parse_op(c, op_spelling::blas_char, &k)) return false;
   *op = k == op_kind::n ? CUBLAS_OP_N : CUBLAS_OP_T;
   return true;
-}
-
-// cublasGemmEx is served for plain FP64 only: all types CUDA_R_64F (DGEMM) or all CUDA_C_64F
-// (ZGEMM), compute type CUBLAS_COMPUTE_64F (not _PEDANTIC or _EMULATED_*), default algorithm.
-enum class fp64_kind { none, real, complex };
-fp64_kind gemm_ex_fp64_kind(cudaDataType at, cudaDataType bt, cudaDataType ct,
-                            cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  if (compute != CUBLAS_COMPUTE_64F ||
-      (algo != CUBLAS_GEMM_DEFAULT && algo != CUBLAS_GEMM_DEFAULT_TENSOR_OP) || at != bt ||
-      at != ct)
-    return fp64_kind::none;
-  return at == CUDA_R_64F ? fp64_kind::real : at == CUDA_C_64F ? fp64_kind::complex : fp64_kind::none;
 }
 
 // cublasGemmEx's untyped arguments as the typed request of its data type.
@@ -153,7 +135,7 @@ OZDGEMM_API cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation
                                           const double* alpha, const double* A, int lda,
                                           const double* B, int ldb, const double* beta,
                                           double* C, int ldc) noexcept {
-  static const auto next = real<gemm_fn<double, int>>("cublasDgemm_v2");
+  static const auto next = cublas_next<gemm_fn<double, int>>("cublasDgemm_v2");
   return serve_gemm("cublasDgemm_v2", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc);
 }
@@ -163,7 +145,7 @@ OZDGEMM_API cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperat
                                              int64_t k, const double* alpha, const double* A,
                                              int64_t lda, const double* B, int64_t ldb,
                                              const double* beta, double* C, int64_t ldc) noexcept {
-  static const auto next = real<gemm_fn<double, int64_t>>("cublasDgemm_v2_64");
+  static const auto next = cublas_next<gemm_fn<double, int64_t>>("cublasDgemm_v2_64");
   return serve_gemm("cublasDgemm_v2_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc);
 }
@@ -176,7 +158,7 @@ OZDGEMM_API cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation
                                           int lda, const cuDoubleComplex* B, int ldb,
                                           const cuDoubleComplex* beta, cuDoubleComplex* C,
                                           int ldc) noexcept {
-  static const auto next = real<gemm_fn<cuDoubleComplex, int>>("cublasZgemm_v2");
+  static const auto next = cublas_next<gemm_fn<cuDoubleComplex, int>>("cublasZgemm_v2");
   return serve_gemm("cublasZgemm_v2", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc);
 }
@@ -188,7 +170,7 @@ OZDGEMM_API cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOperat
                                              const cuDoubleComplex* B, int64_t ldb,
                                              const cuDoubleComplex* beta, cuDoubleComplex* C,
                                              int64_t ldc) noexcept {
-  static const auto next = real<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm_v2_64");
+  static const auto next = cublas_next<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm_v2_64");
   return serve_gemm("cublasZgemm_v2_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc);
 }
@@ -199,7 +181,7 @@ OZDGEMM_API cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperation_
                                          int lda, const cuDoubleComplex* B, int ldb,
                                          const cuDoubleComplex* beta, cuDoubleComplex* C,
                                          int ldc) noexcept {
-  static const auto next = real<gemm_fn<cuDoubleComplex, int>>("cublasZgemm3m");
+  static const auto next = cublas_next<gemm_fn<cuDoubleComplex, int>>("cublasZgemm3m");
   return serve_gemm("cublasZgemm3m", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc, kGaussNativeWork);
 }
@@ -211,7 +193,7 @@ OZDGEMM_API cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOperati
                                             const cuDoubleComplex* B, int64_t ldb,
                                             const cuDoubleComplex* beta, cuDoubleComplex* C,
                                             int64_t ldc) noexcept {
-  static const auto next = real<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm3m_64");
+  static const auto next = cublas_next<gemm_fn<cuDoubleComplex, int64_t>>("cublasZgemm3m_64");
   return serve_gemm("cublasZgemm3m_64", next, handle, transa, transb, m, n, k, alpha, A, lda, B,
                     ldb, beta, C, ldc, kGaussNativeWork);
 }
@@ -223,7 +205,7 @@ OZDGEMM_API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t
                                         const void* beta, void* C, cudaDataType Ctype, int ldc,
                                         cublasComputeType_t computeType,
                                         cublasGemmAlgo_t algo) noexcept {
-  static const auto next = real<gemm_ex_fn<int>>("cublasGemmEx");
+  static const auto next = cublas_next<gemm_ex_fn<int>>("cublasGemmEx");
   return serve_gemm_ex("cublasGemmEx", next, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
                        B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
@@ -236,7 +218,7 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
                                            void* C, cudaDataType Ctype, int64_t ldc,
                                            cublasComputeType_t computeType,
                                            cublasGemmAlgo_t algo) noexcept {
-  static const auto next = real<gemm_ex_fn<int64_t>>("cublasGemmEx_64");
+  static const auto next = cublas_next<gemm_ex_fn<int64_t>>("cublasGemmEx_64");
   return serve_gemm_ex("cublasGemmEx_64", next, handle, transa, transb, m, n, k, alpha, A, Atype,
                        lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
@@ -244,7 +226,7 @@ OZDGEMM_API cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperatio
 // Releases what the library cached for the handle, then destroys it.
 OZDGEMM_API cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) noexcept {
   using fn = cublasStatus_t (*)(cublasHandle_t);
-  static const fn next = real<fn>("cublasDestroy_v2");
+  static const fn next = cublas_next<fn>("cublasDestroy_v2");
   // In a forked child the cached contexts belong to the parent's CUDA state: left alone.
   if (!inside_interception() && handle != nullptr && cuda_usable_in_this_process()) {
     // The private handles destroyed below go straight to libcublas (common/cublas_api.hpp);
@@ -266,7 +248,7 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
                                  double* C, int ldc) noexcept {
   using fn = void (*)(char, char, int, int, int, double, const double*, int, const double*, int,
                       double, double*, int);
-  static const fn next = real<fn>("cublasDgemm");
+  static const fn next = cublas_next<fn>("cublasDgemm");
   auto native = [&] {
     if (next) next(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return CUBLAS_STATUS_SUCCESS;  // the legacy API reports errors through cublasGetError()
@@ -294,7 +276,7 @@ void ozdgemm_legacy_cublas_dgemm(char transa, char transb, int m, int n, int k, 
 // the stream is remembered for the emulated legacy cublasDgemm.
 extern "C" OZDGEMM_API cublasStatus_t cublasSetKernelStream(cudaStream_t stream) noexcept {
   using fn = cublasStatus_t (*)(cudaStream_t);
-  static const fn next = real<fn>("cublasSetKernelStream");
+  static const fn next = cublas_next<fn>("cublasSetKernelStream");
   const cublasStatus_t st = next != nullptr ? next(stream) : CUBLAS_STATUS_NOT_INITIALIZED;
   if (st == CUBLAS_STATUS_SUCCESS) legacy_stream.store(stream);
   return st;

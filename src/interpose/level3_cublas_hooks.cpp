@@ -16,6 +16,7 @@
 #include "common/cublas_api.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/process_state.hpp"
+#include "interpose/cublas_next.hpp"
 #include "interpose/level3_device.hpp"
 #include "interpose/real_symbol.hpp"
 #include "level3/level3_call.hpp"
@@ -26,13 +27,6 @@ namespace {
 
 using zd = std::complex<double>;
 using cz = cuDoubleComplex;
-constexpr const char* kCublas = "libcublas.so.13";
-
-template <class F>
-F real(const char* name) {
-  return reinterpret_cast<F>(resolve_next(name, kCublas));
-}
-
 // cuBLAS's enums as the level3 call's; false for a value cuBLAS rejects (the call is forwarded).
 // Real routines read CUBLAS_OP_C as CUBLAS_OP_T.
 bool parse(cublasFillMode_t v, uplo_kind* u) {
@@ -198,14 +192,6 @@ cublasStatus_t triangular(const char* entry, cublasHandle_t h, cublasSideMode_t 
 
 using namespace ozdgemm::detail;
 
-// Each hook: the real routine of the same name, and the call with its arguments.
-#define OZDGEMM_NEXT(NAME, ...)                                                    \
-  using next_fn = cublasStatus_t (*)(__VA_ARGS__);                                 \
-  static const next_fn next = real<next_fn>(NAME);                                 \
-  auto native = [&]() -> cublasStatus_t {                                          \
-    return next != nullptr ? OZDGEMM_FORWARD : CUBLAS_STATUS_NOT_SUPPORTED;        \
-  }
-
 extern "C" {
 
 // ---- SYRK, HERK: (handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc)
@@ -319,4 +305,3 @@ OZDGEMM_TRSM(cublasZtrsm_v2_64, int64_t, zd, cz)
 
 }  // extern "C"
 
-#undef OZDGEMM_NEXT

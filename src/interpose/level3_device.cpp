@@ -11,6 +11,7 @@
 #include "common/logging.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/settings.hpp"
+#include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/real_symbol.hpp"
 #include "level3/blocked.hpp"
@@ -19,7 +20,6 @@ namespace ozdgemm::detail {
 namespace {
 
 using zd = std::complex<double>;
-constexpr const char* kCublas = "libcublas.so.13";
 
 // cuBLAS's element type of T.
 template <class T>
@@ -218,8 +218,8 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
   try {
     // Every routine a block may run must exist before anything is enqueued.
     void* const gemm = resolve_next(
-        std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64", kCublas);
-    void* const native = resolve_next(native_name(x), kCublas);
+        std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64", kCublasLibrary);
+    void* const native = resolve_next(native_name(x), kCublasLibrary);
     int64_t m = 0, n = 0, k = 0;
     shape(x, &m, &n, &k);
     if (gemm == nullptr || native == nullptr) {

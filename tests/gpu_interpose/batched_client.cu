@@ -26,13 +26,6 @@ namespace {
 
 constexpr int kBatch = 5;
 
-std::vector<double> random_doubles(size_t n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(gen);
-  return v;
-}
 
 // Matrix i of a batch of `count` doubles each (complex: interleaved): 1 wide exponents,
 // 2 one NaN, 3 one Inf, others random as drawn.
@@ -290,20 +283,8 @@ void c_api(cublasHandle_t h) {
 }  // namespace
 
 int main() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no GPU: nothing to test\n");
-    return 77;  // ctest SKIP_RETURN_CODE
-  }
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  if (preloaded_symbol<api_fn>("ozdgemm_dgemm") == nullptr)
-    std::printf("libozdgemm.so is not loaded: every call runs native cuBLAS\n");
   cublasHandle_t h = nullptr, nat = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasCreate(&nat) != CUBLAS_STATUS_SUCCESS) {
-    std::printf("FAIL: cublasCreate\n");
-    return 1;
-  }
-  cublasSetMathMode(nat, CUBLAS_PEDANTIC_MATH);  // forwarded unchanged: native cuBLAS
+  if (const int status = test_and_native_handles(&h, &nat)) return status;
   const cublasOperation_t ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
   for (int w : {1, 2})
     for (form f : {form::typed, form::typed_64, form::ex, form::ex_64})

@@ -5,12 +5,16 @@
 // CHECK that reports and counts a failure without stopping the program.
 #pragma once
 
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <vector>
 
 #include "env_options.hpp"
 #include "ozdgemm/ozdgemm.h"
@@ -39,3 +43,33 @@ inline std::atomic<int> failures{0};
       ++failures;                                               \
     }                                                           \
   } while (0)
+
+// n values uniform in [-1, 1), the same for the same seed.
+inline std::vector<double> random_doubles(size_t n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(gen);
+  return v;
+}
+
+// For the programs that check the library against native cuBLAS in one process: a handle for
+// the calls under test, and one in CUBLAS_PEDANTIC_MATH, whose calls the library forwards
+// unchanged (native cuBLAS). Returns 77 (ctest's skip) without a GPU, 1 if cuBLAS fails, else 0.
+inline int test_and_native_handles(cublasHandle_t* tested, cublasHandle_t* native) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no GPU: nothing to test\n");
+    return 77;
+  }
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  if (preloaded_symbol<api_fn>("ozdgemm_dgemm") == nullptr)
+    std::printf("libozdgemm.so is not loaded: every call runs native cuBLAS\n");
+  if (cublasCreate(tested) != CUBLAS_STATUS_SUCCESS ||
+      cublasCreate(native) != CUBLAS_STATUS_SUCCESS) {
+    std::printf("FAIL: cublasCreate\n");
+    return 1;
+  }
+  cublasSetMathMode(*native, CUBLAS_PEDANTIC_MATH);
+  return 0;
+}

@@ -33,13 +33,6 @@ struct sizes {
   size_t a, b, c;  // doubles
 };
 
-std::vector<double> random_doubles(size_t n, unsigned seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(gen);
-  return v;
-}
 
 // A triangular operand that is well conditioned: off-diagonal entries of order 1/order, the
 // diagonal 2 (also where a unit diagonal makes it unread).
@@ -327,21 +320,8 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
 }  // namespace
 
 int main() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("no GPU: nothing to test\n");
-    return 77;  // ctest SKIP_RETURN_CODE
-  }
-  std::setvbuf(stdout, nullptr, _IONBF, 0);
-  if (preloaded_symbol<api_fn>("ozdgemm_dgemm") == nullptr)
-    std::printf("libozdgemm.so is not loaded: both handles run native cuBLAS\n");
   cublasHandle_t h = nullptr, nat = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasCreate(&nat) != CUBLAS_STATUS_SUCCESS) {
-    std::printf("FAIL: cublasCreate\n");
-    return 1;
-  }
-  // The library forwards every call on a pedantic handle unchanged: the native reference.
-  cublasSetMathMode(nat, CUBLAS_PEDANTIC_MATH);
+  if (const int status = test_and_native_handles(&h, &nat)) return status;
   every_routine(h, nat);
   semantics(h, nat);
   cublasDestroy(h);
