@@ -29,11 +29,6 @@ constexpr int64_t kOrder = 200, kOther = 150, kDepth = 120;
 // A call on device buffers A, B, C (doubles; complex data interleaved).
 using launch = std::function<cublasStatus_t(cublasHandle_t, double*, double*, double*)>;
 
-struct sizes {
-  size_t a, b, c;  // doubles
-};
-
-
 // A triangular operand that is well conditioned: off-diagonal entries of order 1/order, the
 // diagonal 2 (also where a unit diagonal makes it unread).
 std::vector<double> triangular_operand(int64_t order, int64_t lda, bool complex, unsigned seed) {
