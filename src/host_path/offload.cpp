@@ -49,8 +49,8 @@
 #include "dispatch/device_select.hpp"
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/process_state.hpp"
-#include "engine/moduli_history.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/moduli_history.hpp"
 #include "engine/run.hpp"
 #include "host_path/admission.hpp"
 #include "host_path/worker.hpp"
@@ -116,9 +116,10 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
     w->serve(j, q);
   } catch (const std::exception& e) {
     try {
-      logger().warn("{}: host path worker {} (GPU {}) failed after {} tile(s) ({}); its tiles go "
-                    "back to the queue and it retires from this call",
-                    entry, w->index(), w->device(), w->tiles_done(), e.what());
+      logger().warn(
+          "{}: host path worker {} (GPU {}) failed after {} tile(s) ({}); its tiles go "
+          "back to the queue and it retires from this call",
+          entry, w->index(), w->device(), w->tiles_done(), e.what());
     } catch (...) {
     }
   } catch (...) {
@@ -154,16 +155,20 @@ route price_host_call(const char* blocked, int64_t m, int64_t n, int64_t k, bool
 
 }  // namespace
 
-const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
+route host_gemm_route(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
   try {
-    if (m <= 0 || n <= 0 || k <= 0) return "trivial call";
-    if (!fits_gpu_path(m, n, k, complex)) return kBeyondGpuPath;
+    if (m <= 0 || n <= 0 || k <= 0) return route{false, "trivial call", {0.0, 0.0}};
+    if (!fits_gpu_path(m, n, k, complex)) return route{false, kBeyondGpuPath, {0.0, 0.0}};
     const int64_t pn = complex ? 2 * n : n, pk = complex ? 2 * k : k;
-    const route rt = price_host_call(host_path_blocked(), m, pn, pk, true, nullptr, nullptr);
-    return rt.emulate ? nullptr : rt.reason;
+    return price_host_call(host_path_blocked(), m, pn, pk, true, nullptr, nullptr);
   } catch (...) {
-    return "internal error";
+    return route{false, "internal error", {0.0, 0.0}};
   }
+}
+
+const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
+  const route rt = host_gemm_route(m, n, k, complex);
+  return rt.emulate ? nullptr : rt.reason;
 }
 
 host_offload_result try_host_offload(const host_gemm& g, const char* entry,
@@ -189,8 +194,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const config* cfg = blocked == nullptr ? &settings() : nullptr;
     // Auto mode with a per-call choice: the shape's recent counts price the call (ungated: the
     // workers' choice runs the count it finds), and the count this call's choice finds joins them.
-    const bool learns = blocked == nullptr && consults_model(*cfg, g.m, g.n, g.k) &&
-                        cfg->moduli.chooses_per_call();
+    const bool learns =
+        blocked == nullptr && consults_model(*cfg, g.m, g.n, g.k) && cfg->moduli.chooses_per_call();
     const history_key key{g.m, g.n, g.k, embedded != nullptr,
                           learns ? cfg->scaling : scaling_mode::fast};
     moduli_outlook outlook;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/gemm_problem.hpp"
+#include "dispatch/decision.hpp"
 #include "host_path/tile_queue.hpp"
 
 namespace ozdgemm::detail {
@@ -65,5 +66,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
 // ZGEMM of that shape, priced as its real embedding (m x 2n x 2k). The Level-3 routines ask it
 // before splitting a block into GEMMs. Never throws.
 const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept;
+// The route behind that answer, with the model's times of the CPU BLAS and of the emulation
+// (zero where the route was decided before the model).
+route host_gemm_route(int64_t m, int64_t n, int64_t k, bool complex) noexcept;
 
 }  // namespace ozdgemm::detail

@@ -27,8 +27,8 @@ namespace {
 // The engine entry of each element type.
 device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o,
                          const moduli_gate* gate) {
-  return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb,
-                      r.beta, r.c, r.ldc, o, false, true, gate);
+  return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb, r.beta,
+                      r.c, r.ldc, o, false, true, gate);
 }
 device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o,
                          const moduli_gate* gate) {
@@ -38,8 +38,7 @@ device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm
 // Whether the engine learns the call's count and applies the gate (engine/run.cpp): not for a
 // certified count chosen in graph conditionals (under capture), for real and complex calls alike.
 bool chooses_on_host(const config& cfg, bool captured) {
-  return !(cfg.moduli.is_certified() &&
-           (captured || eager_choice() == eager_choice_kind::graphs));
+  return !(cfg.moduli.is_certified() && (captured || eager_choice() == eager_choice_kind::graphs));
 }
 const char* api_name(const device_request<double>&) { return "ozdgemm_dgemm"; }
 const char* api_name(const device_request<cuDoubleComplex>&) { return "ozdgemm_zgemm"; }
@@ -94,13 +93,12 @@ bool capturing(cublasHandle_t handle) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-
 // The route of request r: what cannot serve it, else the mode rules and the model on the GPU
-// of the call. Fills the decision line's GPU. counts: the lookup counts as a decision of the shape (the retry rule of decision.hpp); a
-// question that runs nothing does not count.
+// of the call. Fills the decision line's GPU. counts: the lookup counts as a decision of the shape
+// (the retry rule of decision.hpp); a question that runs nothing does not count.
 template <class T>
-route plan(const device_request<T>& r, const config** cfg_out, call_record* rec,
-           double native_work, bool counts) {
+route plan(const device_request<T>& r, const config** cfg_out, call_record* rec, double native_work,
+           bool counts) {
   const char* blocked = unsupported(r);
   *cfg_out = nullptr;
   if (blocked != nullptr) return route{false, blocked, {0.0, 0.0}};
@@ -112,8 +110,8 @@ route plan(const device_request<T>& r, const config** cfg_out, call_record* rec,
   const model_shape sh = priced(r, cfg.scaling);
   const bool consults = consults_model(cfg, sh.m, sh.n, sh.k);
   const bool captured = consults && capturing(r.handle);
-  const gpu_model& gpu = model_of_device(current_device(),
-                                         consults ? cfg.calibrate : calibrate_mode::off, captured);
+  const gpu_model& gpu =
+      model_of_device(current_device(), consults ? cfg.calibrate : calibrate_mode::off, captured);
   rec->gpu = gpu.label.c_str();
   const char* cannot = cfg.mode == run_mode::native ? nullptr : gpu.unusable;
   // Auto mode with a per-call choice: the shape's recent counts price the call, and the count
@@ -183,17 +181,16 @@ cublasStatus_t serve(const device_request<T>& r, native_call native, double nati
   return st;
 }
 
-
 template <class T>
-const char* declines(const device_request<T>& r) noexcept {
-  if (inside_interception() || in_native_fallback()) return "inside the library";
+route quote(const device_request<T>& r) noexcept {
+  if (inside_interception() || in_native_fallback())
+    return route{false, "inside the library", {0.0, 0.0}};
   try {
     const config* cfg = nullptr;
     call_record rec{};
-    const route rt = plan(r, &cfg, &rec, 1.0, false);
-    return rt.emulate ? nullptr : rt.reason != nullptr ? rt.reason : "native";
+    return plan(r, &cfg, &rec, 1.0, false);
   } catch (...) {
-    return "internal error";
+    return route{false, "internal error", {0.0, 0.0}};
   }
 }
 
@@ -207,9 +204,7 @@ cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_cal
                             double native_work) noexcept {
   return serve(r, native, native_work);
 }
-const char* device_gemm_declines(const device_request<double>& r) noexcept { return declines(r); }
-const char* device_gemm_declines(const device_request<cuDoubleComplex>& r) noexcept {
-  return declines(r);
-}
+route device_gemm_route(const device_request<double>& r) noexcept { return quote(r); }
+route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept { return quote(r); }
 
 }  // namespace ozdgemm::detail

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "dispatch/decision.hpp"
+
 namespace ozdgemm::detail {
 
 // T is double (DGEMM) or cuDoubleComplex (ZGEMM); alpha and beta as the handle's pointer mode
@@ -49,9 +51,17 @@ cublasStatus_t serve_device(const device_request<double>& r, native_call native,
 cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_call native,
                             double native_work = 1.0) noexcept;
 
-// Why serve_device would run `r` natively at its start (what cannot serve it, native mode, the
-// size floor, the model), or nullptr when it would emulate it. Runs nothing and logs nothing.
-const char* device_gemm_declines(const device_request<double>& r) noexcept;
-const char* device_gemm_declines(const device_request<cuDoubleComplex>& r) noexcept;
+// The route serve_device would take for `r` now, with the model's times (what cannot serve it,
+// native mode, the size floor, the model). Runs nothing, logs nothing, and does not count as a
+// decision of the shape.
+route device_gemm_route(const device_request<double>& r) noexcept;
+route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept;
+
+// Why serve_device would run `r` natively at its start, or nullptr when it would emulate it.
+template <class T>
+const char* device_gemm_declines(const device_request<T>& r) noexcept {
+  const route rt = device_gemm_route(r);
+  return rt.emulate ? nullptr : rt.reason != nullptr ? rt.reason : "native";
+}
 
 }  // namespace ozdgemm::detail
