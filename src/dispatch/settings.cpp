@@ -131,7 +131,7 @@ config load() {
   if (const char* v = env("OZDGEMM_LEVEL3_BLOCK")) {
     long long x = 0;
     if (parse_long(v, &x) && x >= 1) c.level3_block = x;
-    else invalid("OZDGEMM_LEVEL3_BLOCK", v, "an integer >= 1", "256");
+    else invalid("OZDGEMM_LEVEL3_BLOCK", v, "an integer >= 1", "by the model");
   }
   if (const char* v = env("OZDGEMM_MAX_WORKSPACE")) {
     size_t x = 0;

@@ -69,7 +69,8 @@ struct config {
   long long min_dim = 256;
   int host_threads = 0;        // 0: chosen from the hardware
   long long host_tile = 0;     // 0: chosen by size
-  long long level3_block = 256;  // order below which a Level-3 block runs natively
+  // Order up to which a Level-3 block runs natively; 0: chosen per call (level3/priced.hpp).
+  long long level3_block = 0;
   size_t max_workspace = 0;    // bytes; 0 = no cap (engine/handle_context.hpp)
 
   // Multi-GPU host path (host_path/offload.cpp). devices empty and all_devices false:

@@ -13,6 +13,7 @@
 #include "dispatch/settings.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
+#include "interpose/level3_model.hpp"
 #include "interpose/real_symbol.hpp"
 #include "level3/blocked.hpp"
 
@@ -82,17 +83,17 @@ const char* native_name(const triangular_call<T>& x) {
 
 // The routines' signatures, scalars and matrices untyped (pointers of every type pass alike).
 using gemm_fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t,
-                                   int64_t, int64_t, const void*, const void*, int64_t,
-                                   const void*, int64_t, const void*, void*, int64_t);
+                                   int64_t, int64_t, const void*, const void*, int64_t, const void*,
+                                   int64_t, const void*, void*, int64_t);
 using rank_k_fn = cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t,
                                      int64_t, const void*, const void*, int64_t, const void*, void*,
                                      int64_t);
-using rank_2k_fn = cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t,
-                                      int64_t, int64_t, const void*, const void*, int64_t,
-                                      const void*, int64_t, const void*, void*, int64_t);
+using rank_2k_fn = cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t,
+                                      int64_t, const void*, const void*, int64_t, const void*,
+                                      int64_t, const void*, void*, int64_t);
 using symm_fn = cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t,
-                                   int64_t, const void*, const void*, int64_t, const void*,
-                                   int64_t, const void*, void*, int64_t);
+                                   int64_t, const void*, const void*, int64_t, const void*, int64_t,
+                                   const void*, void*, int64_t);
 using trmm_fn = cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t,
                                    cublasOperation_t, cublasDiagType_t, int64_t, int64_t,
                                    const void*, const void*, int64_t, const void*, int64_t, void*,
@@ -109,15 +110,15 @@ cublasStatus_t run_native(void* f, cublasHandle_t h, const rank_k_call<T>& x) {
   const void* alpha = x.kind == rank_k_kind::herk ? static_cast<const void*>(&alpha_re) : &x.alpha;
   const void* beta = x.hermitian() ? static_cast<const void*>(&beta_re) : &x.beta;
   if (x.has_b())
-    return reinterpret_cast<rank_2k_fn>(f)(h, fill_of(x.uplo), op_of(x.trans), x.n, x.k, alpha,
-                                           x.a, x.lda, x.b, x.ldb, beta, x.c, x.ldc);
+    return reinterpret_cast<rank_2k_fn>(f)(h, fill_of(x.uplo), op_of(x.trans), x.n, x.k, alpha, x.a,
+                                           x.lda, x.b, x.ldb, beta, x.c, x.ldc);
   return reinterpret_cast<rank_k_fn>(f)(h, fill_of(x.uplo), op_of(x.trans), x.n, x.k, alpha, x.a,
                                         x.lda, beta, x.c, x.ldc);
 }
 template <class T>
 cublasStatus_t run_native(void* f, cublasHandle_t h, const symm_call<T>& x) {
-  return reinterpret_cast<symm_fn>(f)(h, side_of(x.side), fill_of(x.uplo), x.m, x.n, &x.alpha,
-                                      x.a, x.lda, x.b, x.ldb, &x.beta, x.c, x.ldc);
+  return reinterpret_cast<symm_fn>(f)(h, side_of(x.side), fill_of(x.uplo), x.m, x.n, &x.alpha, x.a,
+                                      x.lda, x.b, x.ldb, &x.beta, x.c, x.ldc);
 }
 template <class T>
 cublasStatus_t run_native(void* f, cublasHandle_t h, const triangular_call<T>& x) {
@@ -131,6 +132,16 @@ cublasStatus_t run_native(void* f, cublasHandle_t h, const triangular_call<T>& x
                                       x.b, x.ldb);
 }
 
+// A GEMM block of shape m x n x k as a request whose route is asked for (nothing runs on it):
+// the route depends on the shape, the handle and the settings only.
+template <class T>
+device_request<cu_t<T>> block_request(const char* entry, cublasHandle_t handle, int64_t m,
+                                      int64_t n, int64_t k) {
+  static const cu_t<T> one{};
+  return {entry,   handle, CUBLAS_OP_N, CUBLAS_OP_N, m,    n,       k, &one,
+          nullptr, m,      nullptr,     k,           &one, nullptr, m};
+}
+
 // GEMMs through serve_device (emulated where the route says so, libcublas's GEMM otherwise),
 // diagonal blocks on libcublas's routine `native`, all on the caller's handle. Until a block
 // splits nothing runs; then `prepare` (if any) runs once first. After the first failed status
@@ -138,8 +149,8 @@ cublasStatus_t run_native(void* f, cublasHandle_t h, const triangular_call<T>& x
 template <class T>
 class device_executor final : public level3_executor<T> {
  public:
-  device_executor(const char* entry, cublasHandle_t handle, int64_t block, void* native,
-                  void* gemm, std::function<bool()> prepare)
+  device_executor(const char* entry, cublasHandle_t handle, int64_t block, void* native, void* gemm,
+                  std::function<bool()> prepare)
       : entry_(entry),
         handle_(handle),
         block_(block),
@@ -151,8 +162,8 @@ class device_executor final : public level3_executor<T> {
             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
     const cu_t<T> al = *cu(&alpha), be = *cu(&beta);
-    const device_request<cu_t<T>> r{entry_, handle_, op_of(ta), op_of(tb), m,     n,      k,  &al,
-                                    cu(a),  lda,     cu(b),     ldb,       &be,   cu(c),  ldc};
+    const device_request<cu_t<T>> r{entry_, handle_, op_of(ta), op_of(tb), m,   n,     k,  &al,
+                                    cu(a),  lda,     cu(b),     ldb,       &be, cu(c), ldc};
     auto native = [&] {
       return reinterpret_cast<gemm_fn>(gemm_)(handle_, r.ta, r.tb, m, n, k, &al, a, lda, b, ldb,
                                               &be, c, ldc);
@@ -165,11 +176,7 @@ class device_executor final : public level3_executor<T> {
     if (order <= block_) {
       why = "below OZDGEMM_LEVEL3_BLOCK";
     } else {
-      const cu_t<T> one{};
-      const device_request<cu_t<T>> r{entry_, handle_, CUBLAS_OP_N, CUBLAS_OP_N, m,       n,
-                                      k,      &one,    nullptr,     m,           nullptr, k,
-                                      &one,   nullptr, m};
-      why = device_gemm_declines(r);
+      why = device_gemm_declines(block_request<T>(entry_, handle_, m, n, k));
     }
     if (why == nullptr && !split_ && prepare_ && !prepare_()) why = "copying B into C failed";
     if (why == nullptr) split_ = true;
@@ -202,16 +209,6 @@ class device_executor final : public level3_executor<T> {
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
 };
 
-// m, n, k of a call's decision line: C's (or B's) shape and the depth of its products.
-template <class T>
-void shape(const rank_k_call<T>& x, int64_t* m, int64_t* n, int64_t* k) {
-  *m = x.n, *n = x.n, *k = x.k;
-}
-template <class Call>
-void shape(const Call& x, int64_t* m, int64_t* n, int64_t* k) {
-  *m = x.m, *n = x.n, *k = x.side == side_kind::left ? x.m : x.n;
-}
-
 template <class T, class Call>
 bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::function<bool()> prepare,
            cublasStatus_t* status) noexcept {
@@ -220,20 +217,31 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
     void* const gemm = resolve_next(
         std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64", kCublasLibrary);
     void* const native = resolve_next(native_name(x), kCublasLibrary);
-    int64_t m = 0, n = 0, k = 0;
-    shape(x, &m, &n, &k);
+    call_record rec{entry, 0, 0, 0, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
+    gemm_shape(x, &rec.m, &rec.n, &rec.k);
     if (gemm == nullptr || native == nullptr) {
-      log_call({entry, m, n, k, outcome::native, "libcublas lacks a routine", 0, 0.0, 0.0, 0.0});
+      rec.reason = "libcublas lacks a routine";
+      log_call(rec);
       return false;
     }
-    device_executor<T> ex(entry, handle, settings().level3_block, native, gemm,
-                          std::move(prepare));
-    blocked(x, ex);
-    if (ex.split()) {
-      *status = ex.status();
-      return true;
+    const config& cfg = settings();
+    const level3_plan plan = plan_level3(
+        x, cfg,
+        [&](int64_t m, int64_t n, int64_t k) {
+          return device_gemm_route(block_request<T>(entry, handle, m, n, k));
+        },
+        &rec);
+    rec.reason = plan.declined;
+    if (rec.reason == nullptr) {
+      device_executor<T> ex(entry, handle, plan.block, native, gemm, std::move(prepare));
+      blocked(x, ex);
+      if (ex.split()) {
+        *status = ex.status();
+        return true;
+      }
+      rec.reason = ex.why();
     }
-    log_call({entry, m, n, k, outcome::native, ex.why(), 0, 0.0, 0.0, 0.0});
+    log_call(rec);
     return false;
   } catch (...) {
     // Only before any block ran (nothing after the split throws): nothing enqueued.
@@ -273,7 +281,7 @@ bool serve_trmm_on_device(const triangular_call<T>& x, const T* b, int64_t ldb,
   return serve<T>(x, handle, entry, b == x.b ? std::function<bool()>() : copy, status);
 }
 
-#define OZDGEMM_LEVEL3_DEVICE(CALL)                                                       \
+#define OZDGEMM_LEVEL3_DEVICE(CALL)                                                      \
   template bool serve_on_device(const CALL& x, cublasHandle_t handle, const char* entry, \
                                 cublasStatus_t* status) noexcept;
 OZDGEMM_LEVEL3_DEVICE(rank_k_call<double>)

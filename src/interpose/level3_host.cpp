@@ -13,6 +13,7 @@
 #include "host_path/offload.hpp"
 #include "interpose/blas_calls.hpp"
 #include "interpose/cpu_blas.hpp"
+#include "interpose/level3_model.hpp"
 #include "level3/blocked.hpp"
 
 namespace ozdgemm::detail {
@@ -179,16 +180,6 @@ class host_executor final : public level3_executor<T> {
   const char* why_ = "small or trivial call";
 };
 
-// m, n, k of a call's decision line: C's (or B's) shape and the depth of its products.
-template <class T>
-void shape(const rank_k_call<T>& x, int64_t* m, int64_t* n, int64_t* k) {
-  *m = x.n, *n = x.n, *k = x.k;
-}
-template <class Call>
-void shape(const Call& x, int64_t* m, int64_t* n, int64_t* k) {
-  *m = x.m, *n = x.n, *k = x.side == side_kind::left ? x.m : x.n;
-}
-
 template <gemm_family F, class T, class Call>
 bool serve(const Call& x, const char* entry) noexcept {
   try {
@@ -198,12 +189,21 @@ bool serve(const Call& x, const char* entry) noexcept {
                                : cpu_fortran_gemm<F, gemm_routine::zgemm>() != nullptr;
     void* const native = have_gemm ? native_routine<F>(x) : nullptr;
     if (native == nullptr) return false;  // the forward reports the missing routine
-    host_executor<F, T> ex(entry, settings().level3_block, native);
-    blocked(x, ex);
-    if (ex.split()) return true;
-    int64_t m = 0, n = 0, k = 0;
-    shape(x, &m, &n, &k);
-    log_call({entry, m, n, k, outcome::native, ex.why(), 0, 0.0, 0.0, 0.0});
+    call_record rec{entry, 0, 0, 0, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
+    gemm_shape(x, &rec.m, &rec.n, &rec.k);
+    const config& cfg = settings();
+    constexpr bool complex = !std::is_same_v<T, double>;
+    const level3_plan plan = plan_level3(
+        x, cfg, [](int64_t m, int64_t n, int64_t k) { return host_gemm_route(m, n, k, complex); },
+        &rec);
+    rec.reason = plan.declined;
+    if (rec.reason == nullptr) {
+      host_executor<F, T> ex(entry, plan.block, native);
+      blocked(x, ex);
+      if (ex.split()) return true;
+      rec.reason = ex.why();
+    }
+    log_call(rec);
     return false;
   } catch (...) {
     // Only before any block ran (nothing after the split throws): nothing written.

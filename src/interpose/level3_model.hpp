@@ -1,0 +1,45 @@
+// Auto mode's say on a whole Level-3 call, for the cuBLAS and the CPU BLAS hooks alike: the
+// blocked form priced with the GEMM routes of the call's site (level3/priced.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "dispatch/call_log.hpp"
+#include "dispatch/decision.hpp"
+#include "dispatch/settings.hpp"
+#include "level3/priced.hpp"
+
+namespace ozdgemm::detail {
+
+struct level3_plan {
+  const char* declined;  // why the whole call stays native, or nullptr: it may split
+  int64_t block;         // the executors' block order
+};
+
+// Auto mode prices the blocked form at OZDGEMM_LEVEL3_BLOCK, or when that is not set at each
+// order of kLevel3Blocks, and keeps the cheapest; the call stays native when that form is not
+// predicted faster than the native routine by OZDGEMM_AUTO_MARGIN, although some block of it
+// would be emulated. Otherwise (and in other modes: emulate mode splits wherever it can, native
+// mode never) the executors split it at the plan's block as their GEMM routes say.
+// route_of(m, n, k): the route of a GEMM of that shape at the call's site, running nothing. rec
+// gets the two predictions when x was priced.
+template <class Call, class RouteOf>
+level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, call_record* rec) {
+  if (cfg.mode != run_mode::automatic)
+    return {nullptr, cfg.level3_block > 0 ? cfg.level3_block : kDefaultLevel3Block};
+  const gemm_quoter quote = [&](int64_t m, int64_t n, int64_t k) {
+    const route rt = route_of(m, n, k);
+    const char* declined = rt.emulate ? nullptr : rt.reason != nullptr ? rt.reason : "native";
+    return gemm_quote{declined, rt.predicted.native_ms, rt.predicted.emulated_ms};
+  };
+  const int64_t set[] = {cfg.level3_block};
+  const level3_price p = cfg.level3_block > 0 ? cheapest_blocked(x, set, quote)
+                                              : cheapest_blocked(x, kLevel3Blocks, quote);
+  if (!p.splits) return {nullptr, p.block};  // the executors come to the same, and say why
+  rec->predicted_native_ms = p.native_ms;
+  rec->predicted_emulated_ms = p.blocked_ms;
+  if (p.pays(cfg.auto_margin)) return {nullptr, p.block};
+  return {"auto: model predicts the native routine faster than the blocked form", p.block};
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,164 @@
+// Auto mode's price of a Level-3 call (docs/level3.md, "When a call is emulated"): the blocked
+// form of blocked.hpp as the model sees it, against the native routine on the whole call. The
+// executors split a block when its off-diagonal GEMM would be emulated; that alone does not make
+// the call faster, since the diagonal blocks then run natively at a smaller, less efficient size
+// and SYRK or TRSM does half a GEMM's work natively. So before a call splits, auto mode prices
+// it here and keeps it native unless the blocked form is predicted faster by the margin.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#include "level3/blocked.hpp"
+
+namespace ozdgemm::detail {
+
+// What the route of one GEMM of a shape would be (a GEMM block, or a GEMM of the work of a
+// native block): declined (the reason) or emulated, and the model's times of both, in ms.
+struct gemm_quote {
+  const char* declined;
+  double native_ms, emulated_ms;
+};
+using gemm_quoter = std::function<gemm_quote(int64_t m, int64_t n, int64_t k)>;
+
+// The GEMM whose multiply-adds a call's native routine is priced from (C's or B's shape and the
+// depth of the products: also the shape of the call's decision line), and the routine's share of
+// that work: SYRK computes one triangle (n (n + 1) / 2 of the n^2 elements), SYR2K two products
+// of it; TRMM and TRSM multiply by a triangle.
+template <class T>
+void gemm_shape(const rank_k_call<T>& x, int64_t* m, int64_t* n, int64_t* k) {
+  *m = x.n, *n = x.n, *k = x.k;
+}
+template <class Call>
+void gemm_shape(const Call& x, int64_t* m, int64_t* n, int64_t* k) {
+  *m = x.m, *n = x.n, *k = x.side == side_kind::left ? x.m : x.n;
+}
+template <class T>
+double native_share(const rank_k_call<T>& x) {
+  const double triangle = x.n > 0 ? (x.n + 1.0) / (2.0 * x.n) : 0.5;
+  return x.two() ? 2 * triangle : triangle;
+}
+template <class T>
+double native_share(const symm_call<T>&) {
+  return 1.0;
+}
+template <class T>
+double native_share(const triangular_call<T>& x) {
+  const int64_t ka = x.side == side_kind::left ? x.m : x.n;
+  return ka > 0 ? (ka + 1.0) / (2.0 * ka) : 0.5;
+}
+
+// The native routine's predicted time on call x, in ms.
+template <class Call>
+double native_ms(const Call& x, const gemm_quoter& quote) {
+  int64_t m = 0, n = 0, k = 0;
+  gemm_shape(x, &m, &n, &k);
+  return native_share(x) * quote(m, n, k).native_ms;
+}
+
+// A quoter that asks `quote` once per shape: the blocked forms of one call at every block size
+// repeat their shapes level by level.
+class memo_quoter {
+ public:
+  explicit memo_quoter(gemm_quoter quote) : quote_(std::move(quote)) {}
+  gemm_quote operator()(int64_t m, int64_t n, int64_t k) {
+    for (const seen& s : seen_)
+      if (s.m == m && s.n == n && s.k == k) return s.q;
+    seen_.push_back({m, n, k, quote_(m, n, k)});
+    return seen_.back().q;
+  }
+
+ private:
+  struct seen {
+    int64_t m, n, k;
+    gemm_quote q;
+  };
+  gemm_quoter quote_;
+  std::vector<seen> seen_;
+};
+
+// Runs nothing: adds up what blocked() would run, each GEMM at its route's time and each
+// diagonal block at the native routine's. Splits as the executors do (a block above `block`
+// whose off-diagonal GEMM would be emulated).
+template <class T>
+class pricing_executor final : public level3_executor<T> {
+ public:
+  pricing_executor(int64_t block, const gemm_quoter& quote) : block_(block), quote_(quote) {}
+
+  void gemm(trans_kind, trans_kind, int64_t m, int64_t n, int64_t k, T, const T*, int64_t, const T*,
+            int64_t, T, T*, int64_t) override {
+    const gemm_quote q = quote_(m, n, k);
+    ms_ += q.declined != nullptr ? q.native_ms : q.emulated_ms;
+  }
+  bool splits(int64_t order, int64_t m, int64_t n, int64_t k) override {
+    const char* why = order <= block_ ? "below OZDGEMM_LEVEL3_BLOCK" : quote_(m, n, k).declined;
+    if (why == nullptr) split_ = true;
+    if (!split_) why_ = why;
+    return why == nullptr;
+  }
+  void native(const rank_k_call<T>& x) override { add(x); }
+  void native(const symm_call<T>& x) override { add(x); }
+  void native(const triangular_call<T>& x) override { add(x); }
+
+  bool split() const { return split_; }
+  const char* why() const { return why_; }
+  double ms() const { return ms_; }
+
+ private:
+  template <class Call>
+  void add(const Call& x) {
+    if (split_) ms_ += native_ms(x, quote_);
+  }
+
+  int64_t block_;
+  const gemm_quoter& quote_;
+  bool split_ = false;
+  const char* why_ = "small or trivial call";
+  double ms_ = 0.0;
+};
+
+// A call as auto mode prices it.
+struct level3_price {
+  bool splits;      // some block would be emulated
+  const char* why;  // when not: the first block's reason
+  double blocked_ms, native_ms;
+  int64_t block;  // the block order priced
+  // The blocked form is predicted faster than the native routine by `margin` (a fraction, as
+  // OZDGEMM_AUTO_MARGIN).
+  bool pays(double margin) const { return splits && blocked_ms < (1.0 - margin) * native_ms; }
+};
+
+template <class Call>
+level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quote) {
+  using T = std::remove_const_t<std::remove_pointer_t<decltype(x.a)>>;
+  pricing_executor<T> ex(block, quote);
+  blocked(x, ex);
+  return {ex.split(), ex.why(), ex.ms(), native_ms(x, quote), block};
+}
+
+// The block orders auto mode chooses from when OZDGEMM_LEVEL3_BLOCK is not set, and the one other
+// modes use. Small blocks emulate more of the work and run more, smaller GEMMs: where FP64 is
+// weak the native diagonal blocks would otherwise bound the call (a 256 block leaves 1/64 of a
+// SYRK of order 16384 native, a fifth of the blocked time where emulation is 15x faster).
+inline constexpr int64_t kLevel3Blocks[] = {64, 128, 256, 512, 1024, 2048};
+inline constexpr int64_t kDefaultLevel3Block = 256;
+
+// The cheapest blocked form over `blocks` (ties: the larger block), each shape quoted once; when
+// none splits, the first one's answer.
+template <class Call, class Blocks>
+level3_price cheapest_blocked(const Call& x, const Blocks& blocks, const gemm_quoter& quote) {
+  memo_quoter memo(quote);
+  const gemm_quoter once = [&memo](int64_t m, int64_t n, int64_t k) { return memo(m, n, k); };
+  level3_price best{};
+  bool first = true;
+  for (const int64_t b : blocks) {
+    const level3_price p = price_blocked(x, b, once);
+    if (first || (p.splits && (!best.splits || p.blocked_ms <= best.blocked_ms))) best = p;
+    first = false;
+  }
+  return best;
+}
+
+}  // namespace ozdgemm::detail

@@ -1,0 +1,382 @@
+// Auto mode's price of a Level-3 call (src/level3/priced.hpp): that it adds up exactly what the
+// blocked form runs, for every routine and combination; that the whole call stays native where
+// the blocked form does not pay; and the predictions per routine on the GPUs of the published
+// table, which docs/level3.md quotes (the table there must be the model's).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dispatch/decision.hpp"
+#include "dispatch/gpu_rates.hpp"
+#include "dispatch/performance_model.hpp"
+#include "engine/complex_gemm.hpp"
+#include "level3/priced.hpp"
+
+namespace ozdgemm::test {
+namespace {
+
+using detail::diag_kind;
+using detail::gemm_quote;
+using detail::gemm_quoter;
+using detail::level3_executor;
+using detail::rank_k_call;
+using detail::rank_k_kind;
+using detail::side_kind;
+using detail::symm_call;
+using detail::trans_kind;
+using detail::triangular_call;
+using detail::uplo_kind;
+using zd = std::complex<double>;
+
+// A made-up GPU: GEMMs of at least 64 in every dimension are emulated at a quarter of the native
+// time, one multiply-add per unit.
+gemm_quote quarter(int64_t m, int64_t n, int64_t k) {
+  const double native = static_cast<double>(m) * n * k;
+  return {std::min({m, n, k}) < 64 ? "small" : nullptr, native, native / 4};
+}
+
+// Splits as the executors do with `quote`, and records what would run: the quote's time of each
+// GEMM, the native routine's of each diagonal block (with the pricing's own rule).
+template <class T>
+class recording_executor final : public level3_executor<T> {
+ public:
+  recording_executor(int64_t block, gemm_quoter quote) : block_(block), quote_(std::move(quote)) {}
+  void gemm(trans_kind, trans_kind, int64_t m, int64_t n, int64_t k, T, const T*, int64_t, const T*,
+            int64_t, T, T*, int64_t) override {
+    const gemm_quote q = quote_(m, n, k);
+    ms += q.declined != nullptr ? q.native_ms : q.emulated_ms;
+    ++gemms;
+  }
+  bool splits(int64_t order, int64_t m, int64_t n, int64_t k) override {
+    const bool s = order > block_ && quote_(m, n, k).declined == nullptr;
+    split = split || s;
+    return s;
+  }
+  void native(const rank_k_call<T>& x) override { add(x); }
+  void native(const symm_call<T>& x) override { add(x); }
+  void native(const triangular_call<T>& x) override { add(x); }
+  double ms = 0;
+  int gemms = 0;
+  bool split = false;
+
+ private:
+  template <class Call>
+  void add(const Call& x) {
+    if (split) ms += detail::native_ms(x, quote_);
+  }
+  int64_t block_;
+  gemm_quoter quote_;
+};
+
+template <class Call>
+void expect_price_of_what_runs(const Call& x, int64_t block) {
+  using T = std::remove_const_t<std::remove_pointer_t<decltype(x.a)>>;
+  recording_executor<T> rec(block, quarter);
+  detail::blocked(x, rec);
+  const detail::level3_price p = detail::price_blocked(x, block, quarter);
+  EXPECT_EQ(p.splits, rec.split);
+  EXPECT_DOUBLE_EQ(p.blocked_ms, rec.ms);
+  EXPECT_DOUBLE_EQ(p.native_ms, detail::native_ms(x, gemm_quoter(quarter)));
+  if (rec.split) {
+    EXPECT_GT(rec.gemms, 0);
+    EXPECT_EQ(p.why, std::string("small or trivial call"));
+  } else {
+    EXPECT_EQ(p.blocked_ms, 0.0);
+  }
+}
+
+// Pointers into one buffer big enough for every operand (blocked() only offsets them).
+template <class T>
+T* buffer() {
+  static std::vector<T> b(1 << 20);
+  return b.data();
+}
+
+template <class T>
+void check_every_combination() {
+  T* p = buffer<T>();
+  for (int64_t n : {1, 63, 64, 65, 200, 511, 1000})
+    for (int64_t k : {0, 64, 300}) {
+      for (rank_k_kind kind : {rank_k_kind::syrk, rank_k_kind::herk, rank_k_kind::syr2k,
+                               rank_k_kind::her2k, rank_k_kind::syrkx, rank_k_kind::herkx})
+        for (uplo_kind u : {uplo_kind::lower, uplo_kind::upper})
+          for (trans_kind t : {trans_kind::n, trans_kind::t}) {
+            SCOPED_TRACE(testing::Message() << "rank-k n " << n << " k " << k);
+            const rank_k_call<T> x{kind, u, t, n, k, T(1), p, n + k, p, n + k, T(1), p, n};
+            expect_price_of_what_runs(x, 64);
+          }
+      for (side_kind s : {side_kind::left, side_kind::right})
+        for (uplo_kind u : {uplo_kind::lower, uplo_kind::upper}) {
+          SCOPED_TRACE(testing::Message() << "m " << n << " n " << k);
+          const symm_call<T> y{false, s, u, n, k, T(1), p, n + k, p, n, T(1), p, n};
+          expect_price_of_what_runs(y, 64);
+          for (trans_kind t : {trans_kind::n, trans_kind::t})
+            for (bool solve : {false, true}) {
+              const triangular_call<T> z{solve, s,     u, t, diag_kind::non_unit, n, k, T(2),
+                                         p,     n + k, p, n};
+              expect_price_of_what_runs(z, 64);
+            }
+        }
+    }
+}
+
+TEST(Level3Price, AddsUpWhatTheBlockedFormRunsReal) { check_every_combination<double>(); }
+TEST(Level3Price, AddsUpWhatTheBlockedFormRunsComplex) { check_every_combination<zd>(); }
+
+// SYRK of order 256, depth 100, blocks of 64: one 128 x 128 GEMM and two 64 x 64 ones at a
+// quarter of their native time, four native SYRKs of order 64; native: one SYRK of order 256.
+TEST(Level3Price, SyrkByHand) {
+  double* p = buffer<double>();
+  const rank_k_call<double> x{rank_k_kind::syrk,
+                              uplo_kind::lower,
+                              trans_kind::n,
+                              256,
+                              100,
+                              1.0,
+                              p,
+                              256,
+                              nullptr,
+                              0,
+                              0.0,
+                              p,
+                              256};
+  const detail::level3_price got = detail::price_blocked(x, 64, quarter);
+  const double gemms = (128.0 * 128 * 100 + 2 * 64.0 * 64 * 100) / 4;
+  const double diagonal = 4 * (65.0 / 128) * 64 * 64 * 100;
+  EXPECT_TRUE(got.splits);
+  EXPECT_DOUBLE_EQ(got.blocked_ms, gemms + diagonal);
+  EXPECT_DOUBLE_EQ(got.native_ms, 257.0 / 512 * 256 * 256 * 100);
+  EXPECT_TRUE(got.pays(0.05));  // 0.64 of native
+  // Alpha = 0 TRSM, and a call whose first GEMM is declined, do not split.
+  const triangular_call<double> z{true,
+                                  side_kind::left,
+                                  uplo_kind::lower,
+                                  trans_kind::n,
+                                  diag_kind::unit,
+                                  256,
+                                  100,
+                                  0.0,
+                                  p,
+                                  256,
+                                  p,
+                                  256};
+  EXPECT_FALSE(detail::price_blocked(z, 64, quarter).splits);
+  const rank_k_call<double> thin{rank_k_kind::syrk,
+                                 uplo_kind::lower,
+                                 trans_kind::n,
+                                 256,
+                                 32,
+                                 1.0,
+                                 p,
+                                 256,
+                                 nullptr,
+                                 0,
+                                 0.0,
+                                 p,
+                                 256};
+  const detail::level3_price t = detail::price_blocked(thin, 64, quarter);
+  EXPECT_FALSE(t.splits);
+  EXPECT_STREQ(t.why, "small");
+  EXPECT_FALSE(t.pays(0.0));
+}
+
+// GEMM blocks emulated only 3% faster than native: the diagonal blocks' native share does not
+// change, so the call as a whole gains under the 5% margin and stays native.
+TEST(Level3Price, AMarginalGainOnTheBlocksKeepsTheCallNative) {
+  double* p = buffer<double>();
+  const gemm_quoter slightly = [](int64_t m, int64_t n, int64_t k) {
+    const double native = static_cast<double>(m) * n * k;
+    return gemm_quote{nullptr, native, 0.97 * native};
+  };
+  const rank_k_call<double> x{rank_k_kind::syrk,
+                              uplo_kind::upper,
+                              trans_kind::t,
+                              1024,
+                              1024,
+                              1.0,
+                              p,
+                              1024,
+                              nullptr,
+                              0,
+                              0.0,
+                              p,
+                              1024};
+  const detail::level3_price got = detail::price_blocked(x, 64, slightly);
+  EXPECT_TRUE(got.splits);
+  EXPECT_LT(got.blocked_ms, got.native_ms);
+  EXPECT_FALSE(got.pays(0.05));
+  EXPECT_TRUE(got.pays(0.0));
+}
+
+// ---- The published GPUs --------------------------------------------------------------------
+
+// The device route of a GEMM block, as device_gemm.cpp prices it (a complex block as its real
+// embedding, at ZGEMM's native rate), at the defaults (auto mode, the certified count, no
+// history: priced at kAutoModuliEstimate).
+gemm_quoter device_quoter(const detail::gpu_rates& rates, bool complex) {
+  return [&rates, complex](int64_t m, int64_t n, int64_t k) {
+    const detail::config cfg{};
+    const detail::route rt =
+        complex
+            ? detail::decide_route(
+                  cfg, detail::call_site::device, nullptr, m, 2 * n, 2 * k, true, rates,
+                  detail::kZgemmNativeWork,
+                  detail::uses_karatsuba(detail::complex_form::setting, cfg.scaling, m, n, k))
+            : detail::decide_route(cfg, detail::call_site::device, nullptr, m, n, k, true, rates);
+    return gemm_quote{rt.emulate ? nullptr : rt.reason, rt.predicted.native_ms,
+                      rt.predicted.emulated_ms};
+  };
+}
+
+struct routine {
+  const char* label;
+  bool complex;
+  // The predicted native / blocked times of the routine at order n (k = n), at the defaults.
+  detail::level3_price (*price)(int64_t n, const gemm_quoter& q);
+};
+
+template <class T>
+detail::level3_price rank_k(rank_k_kind kind, int64_t n, const gemm_quoter& q) {
+  T* p = buffer<T>();
+  const rank_k_call<T> x{kind, uplo_kind::lower, trans_kind::n, n, n, T(1), p, n, p, n, T(1), p, n};
+  return detail::cheapest_blocked(x, detail::kLevel3Blocks, q);
+}
+template <class T>
+detail::level3_price triangular(bool solve, int64_t n, const gemm_quoter& q) {
+  T* p = buffer<T>();
+  const triangular_call<T> x{solve,
+                             side_kind::left,
+                             uplo_kind::lower,
+                             trans_kind::n,
+                             diag_kind::non_unit,
+                             n,
+                             n,
+                             T(1),
+                             p,
+                             n,
+                             p,
+                             n};
+  return detail::cheapest_blocked(x, detail::kLevel3Blocks, q);
+}
+template <class T>
+detail::level3_price symmetric(int64_t n, const gemm_quoter& q) {
+  T* p = buffer<T>();
+  const symm_call<T> x{!std::is_same_v<T, double>,
+                       side_kind::left,
+                       uplo_kind::lower,
+                       n,
+                       n,
+                       T(1),
+                       p,
+                       n,
+                       p,
+                       n,
+                       T(1),
+                       p,
+                       n};
+  return detail::cheapest_blocked(x, detail::kLevel3Blocks, q);
+}
+
+const routine kRoutines[] = {
+    {"DSYRK", false,
+     [](int64_t n, const gemm_quoter& q) { return rank_k<double>(rank_k_kind::syrk, n, q); }},
+    {"DSYMM", false, [](int64_t n, const gemm_quoter& q) { return symmetric<double>(n, q); }},
+    {"DTRSM", false,
+     [](int64_t n, const gemm_quoter& q) { return triangular<double>(true, n, q); }},
+    {"ZHERK", true,
+     [](int64_t n, const gemm_quoter& q) { return rank_k<zd>(rank_k_kind::herk, n, q); }},
+    {"ZHEMM", true, [](int64_t n, const gemm_quoter& q) { return symmetric<zd>(n, q); }},
+    {"ZTRSM", true, [](int64_t n, const gemm_quoter& q) { return triangular<zd>(true, n, q); }},
+};
+
+// One cell: the predicted speed-up of what auto mode runs (native: 1.00x, and the blocked
+// form's in parentheses where some block would be emulated).
+std::string cell(const detail::level3_price& p) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2);
+  if (p.pays(detail::config{}.auto_margin))
+    s << p.native_ms / p.blocked_ms << "x (" << p.block << ")";
+  else if (p.splits)
+    s << "native (" << p.native_ms / p.blocked_ms << "x)";
+  else
+    s << "native";
+  return s.str();
+}
+
+// The GPUs of docs/level3.md's table: one of each kind of the published table.
+const char* const kTableGpus[] = {
+    "A100", "GeForce RTX 4090",      "L40S", "H100 SXM", "H200", "H20", "B200",
+    "B300", "RTX PRO 6000 Blackwell"};
+
+const detail::gpu_spec& spec(const char* label) {
+  const detail::published_table all = detail::published_gpus();
+  for (const detail::gpu_spec* g = all.begin; g != all.end; ++g)
+    if (std::string(g->label) == label) return *g;
+  throw std::runtime_error(std::string("no GPU ") + label);
+}
+
+// The table of docs/level3.md: n = 16384, then 4096. SYR2K prices as SYRK, TRMM as TRSM.
+std::string predicted_table() {
+  std::ostringstream t;
+  t << "| GPU | n |";
+  for (const routine& r : kRoutines) t << " " << r.label << " |";
+  t << "\n|---|---:|";
+  for (size_t i = 0; i < std::size(kRoutines); ++i) t << "---:|";
+  t << "\n";
+  for (const char* gpu : kTableGpus) {
+    const detail::gpu_rates rates = detail::prior_rates(spec(gpu));
+    for (int64_t n : {16384, 4096}) {
+      t << "| " << gpu << " | " << n << " |";
+      for (const routine& r : kRoutines)
+        t << " " << cell(r.price(n, device_quoter(rates, r.complex))) << " |";
+      t << "\n";
+    }
+  }
+  return t.str();
+}
+
+// Where FP64 is weak the blocked forms gain several times over; on the H200 the model keeps
+// cuSOLVER potrf's trailing updates (n = k = 2048) native, and never predicts a routine slower
+// than native as emulated.
+TEST(Level3Price, PredictionsOnPublishedGpus) {
+  for (const char* weak : {"GeForce RTX 4090", "H20", "RTX PRO 6000 Blackwell"}) {
+    const detail::gpu_rates rates = detail::prior_rates(spec(weak));
+    for (const routine& r : kRoutines) {
+      const detail::level3_price p = r.price(8192, device_quoter(rates, r.complex));
+      EXPECT_TRUE(p.pays(0.05)) << weak << " " << r.label;
+      EXPECT_GT(p.native_ms / p.blocked_ms, 4.0) << weak << " " << r.label;
+    }
+  }
+  const detail::gpu_rates h200 = detail::prior_rates(spec("H200"));
+  EXPECT_FALSE(kRoutines[0].price(2048, device_quoter(h200, false)).pays(0.05));
+  const detail::published_table all = detail::published_gpus();
+  for (const detail::gpu_spec* g = all.begin; g != all.end; ++g)
+    for (const routine& r : kRoutines)
+      for (int64_t n : {1024, 4096, 16384}) {
+        const detail::level3_price p =
+            r.price(n, device_quoter(detail::prior_rates(*g), r.complex));
+        if (p.pays(0.05)) EXPECT_LT(p.blocked_ms, p.native_ms) << g->label << " " << r.label;
+      }
+}
+
+// docs/level3.md quotes the model's table; it must be the model's current one.
+TEST(Level3Price, TheDocsTableIsTheModels) {
+  std::ifstream in(OZDGEMM_SOURCE_DIR "/docs/level3.md");
+  ASSERT_TRUE(in.good()) << "docs/level3.md not found";
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string table = predicted_table();
+  EXPECT_NE(doc.str().find(table), std::string::npos)
+      << "docs/level3.md does not hold the model's predicted table; it is now:\n"
+      << table;
+}
+
+}  // namespace
+}  // namespace ozdgemm::test
