@@ -8,6 +8,9 @@
 // variadic, some returning COMPLEX in compiler-specific ways), so they forward each call
 // exactly, whatever its signature.
 #include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "common/logging.hpp"
 #include "interpose/cpu_blas.hpp"
@@ -29,15 +32,20 @@ zero_result forward_unavailable() noexcept { return {0, 0.0}; }
 
 // Called from the lazy stub with the routine's slot and name (hidden: only the generated
 // trampolines use it). Two threads may race here on the same slot; both store the same
-// address.
+// address. A routine no library defines yet is not stored: the next call looks again once the
+// process has loaded another object (cpu_routine).
 extern "C" void* ozdgemm_forward_resolve(void** slot, const char* name) noexcept {
-  void* target = ozdgemm::detail::cpu_blas_symbol(name);
+  void* target = ozdgemm::detail::cpu_routine(name);
   if (target == nullptr) {
     try {
-      ozdgemm::detail::logger().error("{}: calls to it do nothing and return 0", name);
+      static std::mutex mutex;
+      static auto* told = new std::set<std::string>();  // leaked: used until exit
+      std::lock_guard<std::mutex> lock(mutex);
+      if (told->insert(name).second)
+        ozdgemm::detail::logger().error("{}: calls to it do nothing and return 0", name);
     } catch (...) {
     }
-    target = reinterpret_cast<void*>(&forward_unavailable);
+    return reinterpret_cast<void*>(&forward_unavailable);
   }
   __atomic_store_n(slot, target, __ATOMIC_RELEASE);
   return target;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <set>
@@ -162,19 +163,28 @@ std::string fortran_name(gemm_family f, const char* routine) {
   return std::string(scipy ? "scipy_" : "") + routine + (is_ilp64(f) ? "_64_" : "_");
 }
 
+unsigned long long objects_loaded() noexcept {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+          *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the counter is the same in every entry
+      },
+      &adds);
+  return adds;
+}
+
 void* cpu_routine(const char* name, bool required) noexcept {
   static std::mutex mutex;
-  static auto* found = new std::map<std::string, void*>();  // leaked: used until exit
+  static auto* found = new std::map<std::string, cpu_symbol>();  // leaked: used until exit
   try {
+    cpu_symbol* s = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      const auto it = found->find(name);
-      if (it != found->end()) return it->second;
+      s = &(*found)[name];  // map nodes never move
     }
-    void* p = cpu_blas_symbol(name, required);  // outside the lock: it may log and dlopen
-    std::lock_guard<std::mutex> lock(mutex);
-    found->emplace(name, p);
-    return p;
+    return s->get(name, required);  // outside the lock: it may log and dlopen
   } catch (...) {
     return nullptr;
   }

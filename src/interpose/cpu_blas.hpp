@@ -10,8 +10,10 @@
 // nowhere is logged once as an error.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -74,13 +76,38 @@ using cblas_zgemm_fn = void (*)(int layout, int transa, int transb, Int m, Int n
 // throws.
 void* cpu_blas_symbol(const char* name, bool required = true) noexcept;
 
-// The CPU BLAS's definition of routine R of family F, looked up once. A CPU BLAS without CBLAS
-// is legitimate (not required): cblas calls then go to the family's Fortran routine.
+// How many objects the process has loaded so far (glibc's dl_phdr_info::dlpi_adds).
+unsigned long long objects_loaded() noexcept;
+
+// One routine's definition, looked up on first use and kept. A name no library defines is looked
+// up again once the process has loaded another object (a Python module may load its BLAS after a
+// first call), so a routine that appears later is not left undone.
+class cpu_symbol {
+ public:
+  void* get(const char* name, bool required) noexcept {
+    if (void* p = p_.load(std::memory_order_acquire)) return p;
+    std::lock_guard<std::mutex> lock(mutex_);  // as a function-local static's initialisation
+    if (void* p = p_.load(std::memory_order_relaxed)) return p;
+    const unsigned long long loaded = objects_loaded();
+    if (loaded == tried_) return nullptr;
+    void* p = cpu_blas_symbol(name, required);
+    if (p == nullptr) tried_ = loaded;
+    p_.store(p, std::memory_order_release);
+    return p;
+  }
+
+ private:
+  std::atomic<void*> p_{nullptr};
+  std::mutex mutex_;
+  unsigned long long tried_ = ~0ull;  // objects_loaded() at the last failed lookup
+};
+
+// The CPU BLAS's definition of routine R of family F. A CPU BLAS without CBLAS is legitimate
+// (not required): cblas calls then go to the family's Fortran routine.
 template <gemm_family F, gemm_routine R>
 void* cpu_gemm_symbol() noexcept {
-  static void* const p =
-      cpu_blas_symbol(gemm_name(F, R), R == gemm_routine::dgemm || R == gemm_routine::zgemm);
-  return p;
+  static cpu_symbol s;
+  return s.get(gemm_name(F, R), R == gemm_routine::dgemm || R == gemm_routine::zgemm);
 }
 
 // Typed accessors.
@@ -142,7 +169,7 @@ using cblas_zgemm_batch_fn = void (*)(int, int, int, int, int, int, const void*,
                                       int);
 
 // The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", "dgemm_batch_strided_", ...), cached
-// by name after the first call; nullptr when it has none (logged as cpu_blas_symbol logs it).
+// by name as cpu_symbol does; nullptr when it has none (logged as cpu_blas_symbol logs it).
 void* cpu_routine(const char* name, bool required = true) noexcept;
 
 }  // namespace ozdgemm::detail
