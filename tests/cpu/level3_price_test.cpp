@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/level3_definitions.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/gpu_rates.hpp"
 #include "dispatch/performance_model.hpp"
@@ -22,18 +23,9 @@
 namespace ozdgemm::test {
 namespace {
 
-using detail::diag_kind;
 using detail::gemm_quote;
 using detail::gemm_quoter;
 using detail::level3_executor;
-using detail::rank_k_call;
-using detail::rank_k_kind;
-using detail::side_kind;
-using detail::symm_call;
-using detail::trans_kind;
-using detail::triangular_call;
-using detail::uplo_kind;
-using zd = std::complex<double>;
 
 // A made-up GPU: GEMMs of at least 64 in every dimension are emulated at a quarter of the native
 // time, one multiply-add per unit.

@@ -1,6 +1,7 @@
 // What the two test doubles of try_host_offload (fake_host_offload.cpp,
-// reference_host_offload.cpp) share: the call's own shape for its decision line, the trivial
-// calls the real host path declines, an embedded call's build, and the one decision line.
+// reference_host_offload.cpp) share besides their route (offload_double.cpp): the call's own
+// shape for its decision line, the trivial calls the real host path declines, an embedded call's
+// build, and the one decision line.
 #pragma once
 
 #include <chrono>

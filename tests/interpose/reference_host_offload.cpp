@@ -13,17 +13,6 @@
 
 namespace ozdgemm::detail {
 
-// Every non-trivial call is emulated here, as try_host_offload below does, and priced as
-// instantaneous: auto mode's price of a Level-3 call then splits it as emulate mode does.
-route host_gemm_route(int64_t m, int64_t n, int64_t k, bool) noexcept {
-  if (m <= 0 || n <= 0 || k <= 0) return route{false, "trivial call", {0.0, 0.0}};
-  return route{true, "test double", {1e-9 * static_cast<double>(m) * n * k, 0.0}};
-}
-const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) noexcept {
-  const route rt = host_gemm_route(m, n, k, complex);
-  return rt.emulate ? nullptr : rt.reason;
-}
-
 host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
                                      host_embedded_call* embedded) noexcept {
   double_call c;
