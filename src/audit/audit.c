@@ -6,9 +6,10 @@
  *
  * glibc reports every dlsym result to the audit module (la_symbind64 with LA_SYMB_DLSYM) when
  * the defining object asked for LA_FLG_BINDTO. Only libcublas objects of the main namespace
- * ask, and only for them is a name that libozdgemm.so exports answered with libozdgemm.so's
- * definition: what a program linked with libcublas gets under LD_PRELOAD. The list of names is
- * libozdgemm.so's own dynamic symbol table (cmake/ozdgemm.map), so the two cannot drift.
+ * ask (and libcublasLt objects, below), and only for them is a name that libozdgemm.so exports
+ * answered with libozdgemm.so's definition: what a program linked with libcublas gets under
+ * LD_PRELOAD. The list of names is libozdgemm.so's own dynamic symbol table
+ * (cmake/ozdgemm.map), so the two cannot drift.
  * Lookups made by libozdgemm.so itself (its hooks finding the real cuBLAS) are never
  * redirected, and without libozdgemm.so in the process nothing is.
  *
@@ -37,9 +38,15 @@ static int basename_starts_with(const char* path, const char* prefix) {
   return strncmp(base, prefix, strlen(prefix)) == 0;
 }
 
-/* libcublas.so, libcublas.so.13, ... (not libcublasLt, which defines none of the names). */
+/* libcublas.so, libcublas.so.13, ...: its names are answered with libozdgemm.so's of the same
+ * name. libcublasLt.so*: its names with libozdgemm.so's "ozdgemm_audit_" + name, where it has one
+ * (cublasLtMatmul): libozdgemm.so does not export cuBLASLt's own names, since libcublas calls
+ * them through its PLT and a preloaded definition would take those calls too. */
 static int is_cublas(const struct link_map* map) {
   return basename_starts_with(map->l_name, "libcublas.so");
+}
+static int is_cublaslt(const struct link_map* map) {
+  return basename_starts_with(map->l_name, "libcublasLt.so");
 }
 
 /* The callbacks used here have the same ABI in interface versions 1 and 2 (version 2, glibc
@@ -58,7 +65,7 @@ OZDGEMM_AUDIT_API unsigned int la_objopen(struct link_map* map, Lmid_t lmid, uin
     __atomic_compare_exchange_n(&ozdgemm_map, &none, map, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     return 0; /* no flags: its own lookups must reach the real cuBLAS */
   }
-  return is_cublas(map) ? LA_FLG_BINDTO : 0;
+  return is_cublas(map) || is_cublaslt(map) ? LA_FLG_BINDTO : 0;
 }
 
 OZDGEMM_AUDIT_API unsigned int la_objclose(uintptr_t* cookie) {
@@ -89,12 +96,27 @@ OZDGEMM_AUDIT_API uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int ndx, uintp
   /* libozdgemm.so's own lookups (its hooks' real cuBLAS, its private handles' entry points) must
    * get cuBLAS's definitions, or its calls would come back into its hooks. */
   if (target == NULL || *refcook == (uintptr_t)target) return sym->st_value;
-  if (!is_cublas((const struct link_map*)*defcook)) return sym->st_value;
+  const struct link_map* definer = (const struct link_map*)*defcook;
+  /* cuBLAS's own lookups of its entry points stay cuBLAS's. */
+  const struct link_map* asker = (const struct link_map*)*refcook;
+  if (asker != NULL && (is_cublas(asker) || is_cublaslt(asker))) return sym->st_value;
+  char renamed[128];
+  const char* name = symname;
+  if (is_cublaslt(definer)) {
+    static const char prefix[] = "ozdgemm_audit_";
+    const size_t len = strlen(symname);
+    if (len + sizeof prefix > sizeof renamed) return sym->st_value;
+    memcpy(renamed, prefix, sizeof prefix - 1);
+    memcpy(renamed + sizeof prefix - 1, symname, len + 1);
+    name = renamed;
+  } else if (!is_cublas(definer)) {
+    return sym->st_value;
+  }
   if (__atomic_exchange_n(&looking_up, 1, __ATOMIC_ACQ_REL) != 0) return sym->st_value;
   /* The definition a program linked with libcublas gets under LD_PRELOAD: the global scope's.
    * (dlsym on libozdgemm.so's own link_map is no substitute: a preloaded object's own search
    * list is never set up.) */
-  void* winner = dlsym(program_of(target), symname);
+  void* winner = dlsym(program_of(target), name);
   __atomic_store_n(&looking_up, 0, __ATOMIC_RELEASE);
   if (winner == NULL) return sym->st_value;
   Dl_info info;
