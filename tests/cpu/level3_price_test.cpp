@@ -354,7 +354,9 @@ TEST(Level3Price, PredictionsOnPublishedGpus) {
       for (int64_t n : {1024, 4096, 16384}) {
         const detail::level3_price p =
             r.price(n, device_quoter(detail::prior_rates(*g), r.complex));
-        if (p.pays(0.05)) EXPECT_LT(p.blocked_ms, p.native_ms) << g->label << " " << r.label;
+        if (p.pays(0.05)) {
+          EXPECT_LT(p.blocked_ms, p.native_ms) << g->label << " " << r.label;
+        }
       }
 }
 
