@@ -39,19 +39,6 @@ void adversarial(std::vector<double>& v, size_t per_matrix, int count) {
   }
 }
 
-double* to_device(const std::vector<double>& v) {
-  double* p = nullptr;
-  cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(double));
-  cudaMemcpy(p, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice);
-  return p;
-}
-std::vector<double> to_host(const double* p, size_t n) {
-  std::vector<double> v(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(v.data(), p, n * sizeof(double), cudaMemcpyDeviceToHost);
-  return v;
-}
-
 int cases = 0;
 
 enum class form { typed, typed_64, ex, ex_64 };

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,20 @@ inline std::vector<double> random_doubles(size_t n, unsigned seed) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> v(n);
   for (double& x : v) x = u(gen);
+  return v;
+}
+
+// A device copy of v (at least one element), and v back from the device once the GPU is idle.
+inline double* to_device(const std::vector<double>& v) {
+  double* p = nullptr;
+  cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(double));
+  cudaMemcpy(p, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice);
+  return p;
+}
+inline std::vector<double> to_host(const double* p, size_t n) {
+  std::vector<double> v(n);
+  cudaDeviceSynchronize();
+  cudaMemcpy(v.data(), p, n * sizeof(double), cudaMemcpyDeviceToHost);
   return v;
 }
 

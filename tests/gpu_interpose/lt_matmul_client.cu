@@ -22,19 +22,6 @@ namespace {
 
 using lt_fn = decltype(&cublasLtMatmul);
 
-double* to_device(const std::vector<double>& v) {
-  double* p = nullptr;
-  cudaMalloc(&p, v.size() * sizeof(double));
-  cudaMemcpy(p, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice);
-  return p;
-}
-std::vector<double> to_host(const double* p, size_t n) {
-  std::vector<double> v(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(v.data(), p, n * sizeof(double), cudaMemcpyDeviceToHost);
-  return v;
-}
-
 cublasLtMatrixLayout_t layout(cudaDataType t, int64_t rows, int64_t cols, int64_t ld, int32_t batch,
                               int64_t stride) {
   cublasLtMatrixLayout_t l = nullptr;

@@ -10,20 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define STANDIN_STATUS 8 /* CUBLAS_STATUS_ARCH_MISMATCH */
-
-static char last_caller[256] = "(none)";
-
-/* The file name, without folders, of the object that holds `code`. */
-static void record_caller(const void* code) {
-  Dl_info info;
-  const char* name = "(unknown)";
-  if (dladdr(code, &info) != 0 && info.dli_fname != NULL) {
-    const char* slash = strrchr(info.dli_fname, '/');
-    name = slash != NULL ? slash + 1 : info.dli_fname;
-  }
-  snprintf(last_caller, sizeof last_caller, "%s", name);
-}
+#include "standin_caller.h"
 
 /* Intercepted by libozdgemm.so. */
 __attribute__((visibility("default"), noinline)) int cublasDgemm_v2(

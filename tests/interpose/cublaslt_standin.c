@@ -11,20 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define STANDIN_STATUS 8 /* CUBLAS_STATUS_ARCH_MISMATCH */
-#define COMPUTE_32F 68   /* CUBLAS_COMPUTE_32F */
+#include "standin_caller.h"
 
-static char last_caller[256] = "(none)";
-
-static void record_caller(const void* code) {
-  Dl_info info;
-  const char* name = "(unknown)";
-  if (dladdr(code, &info) != 0 && info.dli_fname != NULL) {
-    const char* slash = strrchr(info.dli_fname, '/');
-    name = slash != NULL ? slash + 1 : info.dli_fname;
-  }
-  snprintf(last_caller, sizeof last_caller, "%s", name);
-}
+#define COMPUTE_32F 68 /* CUBLAS_COMPUTE_32F */
 
 __attribute__((visibility("default"), noinline)) int cublasLtMatmul(
     void* light, void* desc, const void* alpha, const void* a, void* a_desc, const void* b,
