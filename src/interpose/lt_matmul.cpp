@@ -190,7 +190,8 @@ extern "C" OZDGEMM_API cublasStatus_t ozdgemm_audit_cublasLtMatmul(
   if (inside_interception() || in_native_fallback()) return native();
   try {
     const lt_getters* g = getters();
-    if (g == nullptr || alpha == nullptr || beta == nullptr) return native();
+    // cuBLASLt reports a null handle or scalar itself.
+    if (g == nullptr || light == nullptr || alpha == nullptr || beta == nullptr) return native();
     lt_gemm call;
     bool fp64 = false;
     const char* why = read_lt_matmul(*g, desc, a_desc, b_desc, c_desc, d_desc, &fp64, &call);
