@@ -4,6 +4,7 @@
 // table, which docs/level3.md quotes (the table there must be the model's).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "dispatch/gpu_rates.hpp"
 #include "dispatch/performance_model.hpp"
 #include "engine/complex_gemm.hpp"
+#include "interpose/level3_model.hpp"
 #include "level3/priced.hpp"
 
 namespace ozdgemm::test {
@@ -358,6 +360,61 @@ TEST(Level3Price, PredictionsOnPublishedGpus) {
           EXPECT_LT(p.blocked_ms, p.native_ms) << g->label << " " << r.label;
         }
       }
+}
+
+// The hooks' rule (interpose/level3_model.hpp) on a made-up GPU whose GEMM blocks are emulated at
+// a fraction of native's time: emulate mode splits at 256 (or OZDGEMM_LEVEL3_BLOCK) without
+// pricing; auto mode splits at the cheapest block order when that pays, and otherwise keeps the
+// call native with both predictions in its decision line.
+TEST(Level3Price, TheHooksRule) {
+  double* p = buffer<double>();
+  const rank_k_call<double> x{rank_k_kind::syrk,
+                              uplo_kind::lower,
+                              trans_kind::n,
+                              4096,
+                              4096,
+                              1.0,
+                              p,
+                              4096,
+                              nullptr,
+                              0,
+                              0.0,
+                              p,
+                              4096};
+  const auto routes = [](double fraction) {
+    return [fraction](int64_t m, int64_t n, int64_t k) {
+      const double native = 1e-9 * static_cast<double>(m) * n * k;
+      if (std::min({m, n, k}) < 256)
+        return detail::route{false, "auto: below OZDGEMM_MIN_DIM", {native, fraction * native}};
+      return detail::route{
+          true, "auto: model predicts emulation faster", {native, fraction * native}};
+    };
+  };
+  detail::config cfg{};
+  detail::call_record rec{};
+  cfg.mode = detail::run_mode::emulate;
+  detail::level3_plan plan = detail::plan_level3(x, cfg, routes(2.0), &rec);
+  EXPECT_EQ(plan.declined, nullptr);
+  EXPECT_EQ(plan.block, detail::kDefaultLevel3Block);
+  cfg.level3_block = 48;
+  EXPECT_EQ(detail::plan_level3(x, cfg, routes(2.0), &rec).block, 48);
+  EXPECT_EQ(rec.predicted_native_ms, 0.0);  // not priced
+
+  cfg.mode = detail::run_mode::automatic;
+  cfg.level3_block = 0;
+  plan = detail::plan_level3(x, cfg, routes(0.25), &rec);
+  EXPECT_EQ(plan.declined, nullptr);
+  EXPECT_EQ(plan.block, 256);  // smaller blocks' GEMMs fall below the size floor: the same price
+  EXPECT_LT(rec.predicted_emulated_ms, 0.95 * rec.predicted_native_ms);
+
+  plan = detail::plan_level3(x, cfg, routes(0.99), &rec);
+  ASSERT_NE(plan.declined, nullptr);
+  EXPECT_STREQ(plan.declined,
+               "auto: model predicts the native routine faster than the blocked form");
+  EXPECT_GT(rec.predicted_emulated_ms, 0.95 * rec.predicted_native_ms);
+
+  cfg.level3_block = 1024;  // set: the only order priced
+  EXPECT_EQ(detail::plan_level3(x, cfg, routes(0.25), &rec).block, 1024);
 }
 
 // docs/level3.md quotes the model's table; it must be the model's current one.
