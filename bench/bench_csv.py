@@ -1,7 +1,7 @@
 """Reading the CSV that ozdgemm_bench writes (--csv), shared by plot_results.py and
 make_results_page.py. Needs only the standard library.
 
-Rows are dicts keyed by the CSV header (bench/common/bench_report.cu, kCsvHeader). Older CSVs
+Rows are dicts keyed by the CSV header (bench/common/bench_report.cpp, kCsvHeader). Older CSVs
 without some columns (phi, samples, workspace_mb, stage_reduction_ms, ...) still load: a
 missing or empty cell reads as NaN.
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the side-by-side benchmark on a machine with a GPU, from the repo root, with build/ (which
 # may have been built on another machine). Writes to $OUT (default ./out):
-#   bench.csv  one row per phase x shape x method (columns: bench/common/bench_report.cu)
+#   bench.csv  one row per phase x shape x method (columns: bench/common/bench_report.cpp)
 #   bench.log  the console output of every phase (tables on stdout, progress on stderr)
 #   env.txt    date, commit, preset, the command of each phase, nvidia-smi
 #   README.md, bench_*.png  the results page and plots, when python3 (and matplotlib) are there
