@@ -50,12 +50,9 @@ bool parse_bytes(const char* s, size_t* out) {
   const unsigned long long v = std::strtoull(s, &end, 10);
   if (errno != 0 || end == s || *s == '-' || *s == '+') return false;
   int shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30;
+  if (*end == 'K' || *end == 'k') shift = 10;
+  else if (*end == 'M' || *end == 'm') shift = 20;
+  else if (*end == 'G' || *end == 'g') shift = 30;
   if (shift != 0) ++end;
   if (*end != '\0') return false;
   if (v > (static_cast<unsigned long long>(SIZE_MAX) >> shift)) return false;
@@ -68,14 +65,10 @@ config load() {
   // In a setuid/setgid process env() ignores everything; creating the logger says so once.
   if (secure_execution()) logger();
   if (const char* v = env("OZDGEMM_MODE")) {
-    if (std::strcmp(v, "auto") == 0)
-      c.mode = run_mode::automatic;
-    else if (std::strcmp(v, "emulate") == 0)
-      c.mode = run_mode::emulate;
-    else if (std::strcmp(v, "native") == 0)
-      c.mode = run_mode::native;
-    else
-      invalid("OZDGEMM_MODE", v, "auto|emulate|native", "auto");
+    if (std::strcmp(v, "auto") == 0) c.mode = run_mode::automatic;
+    else if (std::strcmp(v, "emulate") == 0) c.mode = run_mode::emulate;
+    else if (std::strcmp(v, "native") == 0) c.mode = run_mode::native;
+    else invalid("OZDGEMM_MODE", v, "auto|emulate|native", "auto");
   }
   if (const char* v = env("OZDGEMM_MODULI")) {
     long long s = 0;
@@ -94,12 +87,9 @@ config load() {
       invalid("OZDGEMM_ACCURACY", v, "native|max|a number of bits in 1..200", "native");
   }
   if (const char* v = env("OZDGEMM_SCALING")) {
-    if (std::strcmp(v, "fast") == 0)
-      c.scaling = scaling_mode::fast;
-    else if (std::strcmp(v, "accurate") == 0)
-      c.scaling = scaling_mode::accurate;
-    else
-      invalid("OZDGEMM_SCALING", v, "fast|accurate", "fast");
+    if (std::strcmp(v, "fast") == 0) c.scaling = scaling_mode::fast;
+    else if (std::strcmp(v, "accurate") == 0) c.scaling = scaling_mode::accurate;
+    else invalid("OZDGEMM_SCALING", v, "fast|accurate", "fast");
   }
   if (const char* v = env("OZDGEMM_CALIBRATE")) {
     if (std::strcmp(v, "auto") == 0)
@@ -113,61 +103,45 @@ config load() {
   }
   if (const char* v = env("OZDGEMM_CPU_BLAS")) c.cpu_blas = v;
   if (const char* v = env("OZDGEMM_CUBLASLT")) {
-    if (std::strcmp(v, "on") == 0)
-      c.serve_cublaslt = true;
-    else if (std::strcmp(v, "off") == 0)
-      c.serve_cublaslt = false;
-    else
-      invalid("OZDGEMM_CUBLASLT", v, "on|off", "off");
+    if (std::strcmp(v, "on") == 0) c.serve_cublaslt = true;
+    else if (std::strcmp(v, "off") == 0) c.serve_cublaslt = false;
+    else invalid("OZDGEMM_CUBLASLT", v, "on|off", "off");
   }
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;
-    if (parse_long(v, &d) && d >= 0 && d < 1024)
-      c.device = static_cast<int>(d);
-    else
-      invalid("OZDGEMM_DEVICE", v, "a GPU ordinal >= 0", "the local-rank rule");
+    if (parse_long(v, &d) && d >= 0 && d < 1024) c.device = static_cast<int>(d);
+    else invalid("OZDGEMM_DEVICE", v, "a GPU ordinal >= 0", "the local-rank rule");
   }
   if (const char* v = env("OZDGEMM_AUTO_MARGIN")) {
     double x = 0;
-    if (parse_double(v, &x) && x >= 0.0 && x < 1.0)
-      c.auto_margin = x;
-    else
-      invalid("OZDGEMM_AUTO_MARGIN", v, "a number in [0, 1)", "0.05");
+    if (parse_double(v, &x) && x >= 0.0 && x < 1.0) c.auto_margin = x;
+    else invalid("OZDGEMM_AUTO_MARGIN", v, "a number in [0, 1)", "0.05");
   }
   if (const char* v = env("OZDGEMM_MIN_DIM")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 0)
-      c.min_dim = x;
-    else
-      invalid("OZDGEMM_MIN_DIM", v, "an integer >= 0", "256");
+    if (parse_long(v, &x) && x >= 0) c.min_dim = x;
+    else invalid("OZDGEMM_MIN_DIM", v, "an integer >= 0", "256");
   }
   if (const char* v = env("OZDGEMM_HOST_THREADS")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 1 && x <= 256)
-      c.host_threads = static_cast<int>(x);
+    if (parse_long(v, &x) && x >= 1 && x <= 256) c.host_threads = static_cast<int>(x);
     else
       invalid("OZDGEMM_HOST_THREADS", v, "an integer in 1..256", "min(cores, 16 x GPUs)");
   }
   if (const char* v = env("OZDGEMM_HOST_TILE")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 0)
-      c.host_tile = x;
-    else
-      invalid("OZDGEMM_HOST_TILE", v, "an integer >= 0", "0 (by size)");
+    if (parse_long(v, &x) && x >= 0) c.host_tile = x;
+    else invalid("OZDGEMM_HOST_TILE", v, "an integer >= 0", "0 (by size)");
   }
   if (const char* v = env("OZDGEMM_LEVEL3_BLOCK")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 1)
-      c.level3_block = x;
-    else
-      invalid("OZDGEMM_LEVEL3_BLOCK", v, "an integer >= 1", "by the model");
+    if (parse_long(v, &x) && x >= 1) c.level3_block = x;
+    else invalid("OZDGEMM_LEVEL3_BLOCK", v, "an integer >= 1", "by the model");
   }
   if (const char* v = env("OZDGEMM_MAX_WORKSPACE")) {
     size_t x = 0;
-    if (parse_bytes(v, &x))
-      c.max_workspace = x;
-    else
-      invalid("OZDGEMM_MAX_WORKSPACE", v, "bytes with an optional K|M|G suffix", "0 (no cap)");
+    if (parse_bytes(v, &x)) c.max_workspace = x;
+    else invalid("OZDGEMM_MAX_WORKSPACE", v, "bytes with an optional K|M|G suffix", "0 (no cap)");
   }
   if (const char* v = env("OZDGEMM_DEVICES")) {
     if (!parse_device_list(v, &c.devices, &c.all_devices))
@@ -176,10 +150,8 @@ config load() {
   }
   if (const char* v = env("OZDGEMM_HOST_WORKERS_PER_DEVICE")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 1 && x <= 16)
-      c.host_workers_per_device = static_cast<int>(x);
-    else
-      invalid("OZDGEMM_HOST_WORKERS_PER_DEVICE", v, "an integer in 1..16", "1");
+    if (parse_long(v, &x) && x >= 1 && x <= 16) c.host_workers_per_device = static_cast<int>(x);
+    else invalid("OZDGEMM_HOST_WORKERS_PER_DEVICE", v, "an integer in 1..16", "1");
   }
   if (const char* v = env("OZDGEMM_HOST_FAIL_AFTER")) {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
@@ -187,10 +159,8 @@ config load() {
   }
   if (const char* v = env("OZDGEMM_PROCS_PER_GPU")) {
     long long x = 0;
-    if (parse_long(v, &x) && x >= 1 && x <= 65536)
-      c.procs_per_gpu = static_cast<int>(x);
-    else
-      invalid("OZDGEMM_PROCS_PER_GPU", v, "an integer in 1..65536", "the launcher's count");
+    if (parse_long(v, &x) && x >= 1 && x <= 65536) c.procs_per_gpu = static_cast<int>(x);
+    else invalid("OZDGEMM_PROCS_PER_GPU", v, "an integer in 1..65536", "the launcher's count");
   }
   // Read by the engine, which the C API reaches without this file: one reading, one warning
   // for an invalid value (the same wording as invalid() above).
@@ -231,12 +201,9 @@ ozdgemm_options_t api_options(const config& c) {
 
 const char* to_string(run_mode m) {
   switch (m) {
-    case run_mode::automatic:
-      return "auto";
-    case run_mode::emulate:
-      return "emulate";
-    case run_mode::native:
-      return "native";
+    case run_mode::automatic: return "auto";
+    case run_mode::emulate: return "emulate";
+    case run_mode::native: return "native";
   }
   return "?";
 }

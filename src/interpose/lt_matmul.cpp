@@ -19,6 +19,7 @@
 
 #include "api/dgemm_internal.hpp"
 #include "common/cublas_api.hpp"
+#include "common/stream_capture.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/settings.hpp"
 #include "interpose/device_gemm.hpp"
@@ -41,15 +42,6 @@ const lt_getters* getters() noexcept {
   return g.desc != nullptr && g.layout != nullptr ? &g : nullptr;
 }
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return true;
-  }
-  return status != cudaStreamCaptureStatusNone;
-}
-
 // The library's cuBLAS handle for cuBLASLt calls made on this thread to the current device,
 // bound to `stream`, scalars in host memory. Never destroyed (CUDA must not be called at thread
 // or process exit). Null when none can be had now: making one allocates, which a stream capture
@@ -63,7 +55,7 @@ cublasHandle_t proxy_handle(cudaStream_t stream) {
   }
   cublasHandle_t& h = handles[device];
   if (h == nullptr) {
-    if (capturing(stream)) return nullptr;
+    if (stream_capturing(stream)) return nullptr;  // throws when CUDA cannot say: forwarded
     cublasHandle_t made = nullptr;
     if (cublas_create(&made) != CUBLAS_STATUS_SUCCESS) return nullptr;
     if (cublas_set_pointer_mode(made, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS) {
