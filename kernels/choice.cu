@@ -55,6 +55,10 @@ void launch_select_exponents(const int* exps_all, int64_t nvec, const int* chose
                                                                         exp);
 }
 
+cudaError_t load_choice_kernels() {
+  return load_kernels(choose_kernel, select_exponents_kernel, set_condition_kernel);
+}
+
 void launch_set_condition(cudaGraphConditionalHandle handle, const int* chosen,
                           chosen_condition condition, cudaStream_t stream) {
   set_condition_kernel<<<1, 1, 0, stream>>>(handle, chosen, condition);

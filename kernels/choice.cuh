@@ -38,4 +38,7 @@ enum class chosen_condition { count, native };
 void launch_set_condition(cudaGraphConditionalHandle handle, const int* chosen,
                           chosen_condition condition, cudaStream_t stream);
 
+// Loads this file's kernels on the current device (load_kernels, launch_common.cuh).
+cudaError_t load_choice_kernels();
+
 }  // namespace ozdgemm::detail

@@ -212,6 +212,11 @@ cudaError_t upload_chosen_tables(cudaStream_t stream) {
   return e != cudaSuccess ? e : cudaStreamSynchronize(stream);
 }
 
+cudaError_t load_chosen_crt_kernels() {
+  return load_kernels(chosen_crt_kernel<false>, chosen_crt_kernel<true>, fold_kernel,
+                      scale_c_kernel);
+}
+
 void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
                        scalar_arg alpha, scalar_arg beta, cudaStream_t stream) {
   const dim3 grid = crt_grid(p, args);

@@ -42,6 +42,9 @@ void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table
 void launch_chosen_crt(const gemm_problem& p, const crt_args& args, const int* chosen,
                        scalar_arg alpha, scalar_arg beta, cudaStream_t stream);
 cudaError_t upload_chosen_tables(cudaStream_t stream);
+// Loads the kernels of a chosen count (launch_chosen_crt, fold, scale_c) on the current device
+// (load_kernels, launch_common.cuh).
+cudaError_t load_chosen_crt_kernels();
 
 // prod[t][...] <- prod[t][...] mod m_t (in [0, m_t)), before the next k-block accumulates.
 void launch_fold(int32_t* prod, int64_t plane, const modulus_table& tb, cudaStream_t stream);

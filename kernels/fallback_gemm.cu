@@ -79,6 +79,8 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
+cudaError_t load_fallback_kernels() { return load_kernels(fallback_dgemm_kernel); }
+
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
                            const int* chosen, cudaStream_t stream) {
   // A grid-stride loop over the tiles with a few blocks per SM: when the emulation wrote C, the

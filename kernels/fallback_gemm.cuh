@@ -17,5 +17,7 @@ namespace ozdgemm::detail {
 // are not cuBLAS's (whose summation order is its own).
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
                            const int* chosen, cudaStream_t stream);
+// Loads the fallback's kernel on the current device (load_kernels, launch_common.cuh).
+cudaError_t load_fallback_kernels();
 
 }  // namespace ozdgemm::detail

@@ -1,6 +1,8 @@
 // Small device helpers shared by the kernel families.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -23,6 +25,20 @@ __device__ __forceinline__ T shfl_xor_value(const T& v, int mask) {
 // alpha == 0 in device pointer mode: A and B must not be read (BLAS semantics).
 __device__ __forceinline__ bool skip_inputs(const double* alpha_dev) {
   return alpha_dev != nullptr && *alpha_dev == 0.0;
+}
+
+// Loads `kernels` on the current device now. Under CUDA's lazy loading (the default since CUDA
+// 12.2) a kernel is loaded at its first launch, and loading can wait for the work already on the
+// device: a call that must not wait (a speculated count, engine/speculation.hpp) may be the
+// first to launch a kernel, so the contexts load such kernels when they are made.
+template <class... Kernel>
+cudaError_t load_kernels(Kernel... kernels) {
+  cudaFuncAttributes attributes;
+  cudaError_t e = cudaSuccess;
+  ((e = e != cudaSuccess ? e
+                         : cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernels))),
+   ...);
+  return e;
 }
 
 inline unsigned grid_dim(int64_t work, int64_t per_block, int64_t limit = 2147483647) {

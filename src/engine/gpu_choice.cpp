@@ -11,6 +11,7 @@
 #include "common/logging.hpp"
 #include "common/stream_capture.hpp"
 #include "crt.cuh"
+#include "fallback_gemm.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -47,6 +48,10 @@ gpu_choice_graphs::gpu_choice_graphs() {
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&build_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&body_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(upload_chosen_tables(build_));
+  // A speculated call is often the first to launch these, and must not wait for a lazy load.
+  OZDGEMM_CUDA_TRY(load_choice_kernels());
+  OZDGEMM_CUDA_TRY(load_chosen_crt_kernels());
+  OZDGEMM_CUDA_TRY(load_fallback_kernels());
   OZDGEMM_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&tally_host_),
                                  sizeof(unsigned long long) * (kMaxModuli + 1),
                                  cudaHostAllocMapped));
