@@ -20,9 +20,9 @@
 # no other file from the configuring machine: the build folder's runtime-libs/ holds the CPU
 # BLAS, LAPACK and Fortran runtime of the interposition tests.
 #
-# Writes OZDGEMM_OUT (default out/ of this checkout)/gpu.txt (GPU, driver, commit, date) and,
-# per suite, gpu_<suite>.log and gpu_<suite>.xml (JUnit). Exit status 0 when every selected test
-# passed. A test that skips is reported by ctest as skipped, never as passed.
+# Writes OZDGEMM_OUT (default out/ of this checkout)/gpu.txt (GPU, driver, the build's commit,
+# date) and, per suite, gpu_<suite>.log and gpu_<suite>.xml (JUnit). Exit status 0 when every
+# selected test passed. A test that skips is reported by ctest as skipped, never as passed.
 set -uo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,7 +84,9 @@ relocate
     echo "nvidia-smi: not available (no NVIDIA driver: the GPU tests will skip)"
   fi
   echo "CUDA runtime: $(ldd "$build/libozdgemm.so" 2>/dev/null | awk '/libcudart/ {print $3}')"
-  echo "commit $(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+  # The build's own commit: the build folder may come from another machine and another checkout.
+  echo "build from commit $(cat "$build/build_commit.txt" 2>/dev/null || echo unknown)," \
+       "checkout at $(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
        "$(date -u +%FT%TZ)"
 } | tee "$out/gpu.txt"
 
