@@ -105,7 +105,7 @@ config load() {
   if (const char* v = env("OZDGEMM_CUBLASLT")) {
     if (std::strcmp(v, "on") == 0) c.serve_cublaslt = true;
     else if (std::strcmp(v, "off") == 0) c.serve_cublaslt = false;
-    else invalid("OZDGEMM_CUBLASLT", v, "on|off", "off");
+    else invalid("OZDGEMM_CUBLASLT", v, "on|off", "on");
   }
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;

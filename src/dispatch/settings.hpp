@@ -39,8 +39,8 @@
 //   OZDGEMM_CALIBRATE     auto | off | force: auto mode's rates per GPU, measured on first use
 //                         and cached (auto), the published prior only (off), or measured again
 //                         (force); dispatch/gpu_model.hpp                      (auto)
-//   OZDGEMM_CUBLASLT      off | on: serve FP64 cublasLtMatmul calls taken through the audit
-//                         module (off; interpose/lt_matmul.cpp: not yet run on a GPU)
+//   OZDGEMM_CUBLASLT      on | off: serve FP64 cublasLtMatmul calls taken through the audit
+//                         module (on; interpose/lt_matmul.cpp)
 //   OZDGEMM_INT8_GEMM     lt | cublas: the INT8 GEMMs' backend (lt; engine/int8_gemm.hpp,
 //                         which reads it, once, for this file and for the C API alike)
 #pragma once
@@ -79,7 +79,7 @@ struct config {
   // the single GPU of dispatch/device_select's rule.
   std::vector<int> devices;
   bool all_devices = false;
-  bool serve_cublaslt = false;  // OZDGEMM_CUBLASLT
+  bool serve_cublaslt = true;  // OZDGEMM_CUBLASLT
   int host_workers_per_device = 1;
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;

@@ -8,8 +8,8 @@
 // (batched_cublas_hooks.cpp): routed once on its first matrix, then matrix by matrix through the
 // device GEMM service, on a cuBLAS handle of the library's own bound to the call's stream. D is
 // computed in place: where C is another array and beta is not zero, C is first copied into D on
-// the stream. Anything else is forwarded to cuBLASLt unchanged. Serving is off unless
-// OZDGEMM_CUBLASLT=on (docs/python.md): this path has not yet run on a GPU.
+// the stream. Anything else is forwarded to cuBLASLt unchanged, and so is every call with
+// OZDGEMM_CUBLASLT=off (docs/python.md).
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -115,7 +115,7 @@ cublasStatus_t serve(const lt_gemm& g, const void* alpha_p, const void* a, const
     log_call(rec);
     return lt_native();
   };
-  if (!settings().serve_cublaslt) return forward("OZDGEMM_CUBLASLT=off (not yet run on a GPU)");
+  if (!settings().serve_cublaslt) return forward("OZDGEMM_CUBLASLT=off");
   if (g.m == 0 || g.n == 0) return forward("empty call");
   const bool reads_c = nonzero(beta), copy_c = reads_c && c != d;
   if (const char* why = in_place_problem(g, c, d, reads_c, elem)) return forward(why);
