@@ -3,8 +3,9 @@
 // are routed once per batch on the shape of one matrix: the whole batch runs native when that
 // matrix would, else every matrix is served as its own GEMM (device_gemm.hpp), so each equals
 // the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
-// cublasGemmBatchedEx, each also _64) hold their pointers in device memory, which the host would
-// have to wait for: they are forwarded, with a decision line. Invalid arguments, empty batches
+// cublasGemmBatchedEx, each also _64) and grouped batches (cublasDgemmGroupedBatched,
+// cublasGemmGroupedBatchedEx, each also _64) hold their pointers in device memory, which the host
+// would have to wait for: they are forwarded, with a decision line. Invalid arguments, empty batches
 // and batches whose C matrices overlap are forwarded unchanged, so cuBLAS gives its own status.
 // No exception leaves these functions.
 #include <cublas_v2.h>
@@ -102,6 +103,22 @@ cublasStatus_t forward_pointer_array(const char* entry, int64_t m, int64_t n, in
   if (!inside_interception() && !in_native_fallback()) {
     log_call({entry, m, n, k, outcome::native, "pointer arrays in device memory (not served)", 0,
               0.0, 0.0, 0.0});
+  }
+  return native();
+}
+
+// A grouped batch: forwarded, with one decision line per group of plain FP64 matrices (the
+// shapes are host arrays; cuBLAS validates them, so a missing array is not read here).
+template <class Int, class Native>
+cublasStatus_t forward_grouped(const char* entry, const Int* m, const Int* n, const Int* k,
+                               Int groups, const Int* sizes, Native&& native) noexcept {
+  if (!inside_interception() && !in_native_fallback() && m != nullptr && n != nullptr &&
+      k != nullptr && sizes != nullptr) {
+    for (Int g = 0; g < groups; ++g)
+      if (sizes[g] > 0)
+        log_call({entry, m[g], n[g], k[g], outcome::native,
+                  "grouped batch: pointer arrays in device memory (not served)", 0, 0.0, 0.0,
+                  0.0});
   }
   return native();
 }
@@ -221,6 +238,52 @@ OZDGEMM_POINTERS(cublasZgemmBatched_64, int64_t, cuDoubleComplex)
 OZDGEMM_POINTERS_EX(cublasGemmBatchedEx, int)
 OZDGEMM_POINTERS_EX(cublasGemmBatchedEx_64, int64_t)
 #undef OZDGEMM_POINTERS_EX
+#undef OZDGEMM_FORWARD
+
+// ---- cublasDgemmGroupedBatched[_64]: forwarded with a decision line per group.
+#define OZDGEMM_FORWARD next(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, groups, sizes)
+#define OZDGEMM_GROUPED(NAME, INT)                                                              \
+  OZDGEMM_API cublasStatus_t NAME(cublasHandle_t h, const cublasOperation_t ta[],               \
+                                  const cublasOperation_t tb[], const INT m[], const INT n[],   \
+                                  const INT k[], const double alpha[], const double* const A[], \
+                                  const INT lda[], const double* const B[], const INT ldb[],    \
+                                  const double beta[], double* const C[], const INT ldc[],      \
+                                  INT groups, const INT sizes[]) noexcept {                     \
+    OZDGEMM_NEXT(#NAME, cublasHandle_t, const cublasOperation_t*, const cublasOperation_t*,     \
+                 const INT*, const INT*, const INT*, const double*, const double* const*,       \
+                 const INT*, const double* const*, const INT*, const double*, double* const*,   \
+                 const INT*, INT, const INT*);                                                  \
+    return forward_grouped(#NAME, m, n, k, groups, sizes, native);                              \
+  }
+OZDGEMM_GROUPED(cublasDgemmGroupedBatched, int)
+OZDGEMM_GROUPED(cublasDgemmGroupedBatched_64, int64_t)
+#undef OZDGEMM_GROUPED
+#undef OZDGEMM_FORWARD
+
+// ---- cublasGemmGroupedBatchedEx[_64]: plain FP64 forwarded with a decision line per group,
+// anything else forwarded unchanged.
+#define OZDGEMM_FORWARD \
+  next(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, groups, sizes, compute)
+#define OZDGEMM_GROUPED_EX(NAME, INT)                                                            \
+  OZDGEMM_API cublasStatus_t NAME(cublasHandle_t h, const cublasOperation_t ta[],                \
+                                  const cublasOperation_t tb[], const INT m[], const INT n[],    \
+                                  const INT k[], const void* alpha, const void* const A[],       \
+                                  cudaDataType at, const INT lda[], const void* const B[],       \
+                                  cudaDataType bt, const INT ldb[], const void* beta,            \
+                                  void* const C[], cudaDataType ct, const INT ldc[], INT groups, \
+                                  const INT sizes[], cublasComputeType_t compute) noexcept {     \
+    OZDGEMM_NEXT(#NAME, cublasHandle_t, const cublasOperation_t*, const cublasOperation_t*,      \
+                 const INT*, const INT*, const INT*, const void*, const void* const*,            \
+                 cudaDataType, const INT*, const void* const*, cudaDataType, const INT*,         \
+                 const void*, void* const*, cudaDataType, const INT*, INT, const INT*,           \
+                 cublasComputeType_t);                                                           \
+    if (gemm_ex_fp64_kind(at, bt, ct, compute, CUBLAS_GEMM_DEFAULT) == fp64_kind::none)          \
+      return native();                                                                           \
+    return forward_grouped(#NAME, m, n, k, groups, sizes, native);                               \
+  }
+OZDGEMM_GROUPED_EX(cublasGemmGroupedBatchedEx, int)
+OZDGEMM_GROUPED_EX(cublasGemmGroupedBatchedEx_64, int64_t)
+#undef OZDGEMM_GROUPED_EX
 #undef OZDGEMM_FORWARD
 
 }  // extern "C"

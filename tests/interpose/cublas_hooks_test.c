@@ -1,7 +1,8 @@
 /* The cuBLAS hooks in a plain cuBLAS program, with or without a GPU (runs in CI). libozdgemm.so
  * does not link cuBLAS (it loads it on first use), so its hooks must find the program's own
  * copy. Every intercepted entry point (cublasDgemm_v2, cublasDgemm_v2_64, cublasGemmEx,
- * cublasGemmEx_64, cublasDestroy_v2) is called on a null handle (valid and invalid sizes) and
+ * cublasGemmEx_64, the grouped batches cublasDgemmGroupedBatched and cublasGemmGroupedBatchedEx,
+ * cublasDestroy_v2) is called on a null handle (valid and invalid sizes) and
  * must return exactly the status of the real routine, found with dlsym in libcublas.so.13
  * itself; cublasCreate is not intercepted and must fail or succeed as the machine allows.
  * Prints one line per call and exits 0 when every status matches. */
@@ -26,6 +27,17 @@ typedef cublasStatus_t (*gemm_ex64_fn)(cublasHandle_t, cublasOperation_t, cublas
                                        const void*, void*, cudaDataType, int64_t,
                                        cublasComputeType_t, cublasGemmAlgo_t);
 typedef cublasStatus_t (*destroy_fn)(cublasHandle_t);
+typedef cublasStatus_t (*grouped_fn)(cublasHandle_t, const cublasOperation_t*,
+                                     const cublasOperation_t*, const int*, const int*, const int*,
+                                     const double*, const double* const*, const int*,
+                                     const double* const*, const int*, const double*,
+                                     double* const*, const int*, int, const int*);
+typedef cublasStatus_t (*grouped_ex_fn)(cublasHandle_t, const cublasOperation_t*,
+                                        const cublasOperation_t*, const int*, const int*,
+                                        const int*, const void*, const void* const*, cudaDataType,
+                                        const int*, const void* const*, cudaDataType, const int*,
+                                        const void*, void* const*, cudaDataType, const int*, int,
+                                        const int*, cublasComputeType_t);
 
 static int failures = 0;
 
@@ -51,7 +63,10 @@ int main(void) {
   gemm_ex_fn real_gemm_ex = (gemm_ex_fn)dlsym(lib, "cublasGemmEx");
   gemm_ex64_fn real_gemm_ex64 = (gemm_ex64_fn)dlsym(lib, "cublasGemmEx_64");
   destroy_fn real_destroy = (destroy_fn)dlsym(lib, "cublasDestroy_v2");
-  if (!real_dgemm || !real_dgemm64 || !real_gemm_ex || !real_gemm_ex64 || !real_destroy) {
+  grouped_fn real_grouped = (grouped_fn)dlsym(lib, "cublasDgemmGroupedBatched");
+  grouped_ex_fn real_grouped_ex = (grouped_ex_fn)dlsym(lib, "cublasGemmGroupedBatchedEx");
+  if (!real_dgemm || !real_dgemm64 || !real_gemm_ex || !real_gemm_ex64 || !real_destroy ||
+      !real_grouped || !real_grouped_ex) {
     fprintf(stderr, "FAIL: a cuBLAS entry point is missing from libcublas.so.13\n");
     return 1;
   }
@@ -89,6 +104,29 @@ int main(void) {
                             &zero, c, CUDA_R_64F, 16, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT),
             real_gemm_ex64(NULL, n, n, m, 16, 16, &one, a, CUDA_R_64F, 16, b, CUDA_R_64F, 16,
                            &zero, c, CUDA_R_64F, 16, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+    /* One group of two matrices (pointer arrays in host memory: nothing reads them here). */
+    const int gm[1] = {m}, g16[1] = {16}, gsize[1] = {2};
+    const cublasOperation_t gop[1] = {n};
+    const double galpha[1] = {1.0}, gbeta[1] = {0.0};
+    const double* const ga[2] = {a, a};
+    const double* const gb[2] = {b, b};
+    double* const gc[2] = {c, c};
+    snprintf(what, sizeof what, "cublasDgemmGroupedBatched, %s", sizes);
+    compare(what,
+            cublasDgemmGroupedBatched(NULL, gop, gop, gm, g16, g16, galpha, ga, g16, gb, g16,
+                                      gbeta, gc, g16, 1, gsize),
+            real_grouped(NULL, gop, gop, gm, g16, g16, galpha, ga, g16, gb, g16, gbeta, gc, g16, 1,
+                         gsize));
+    snprintf(what, sizeof what, "cublasGemmGroupedBatchedEx, %s", sizes);
+    compare(what,
+            cublasGemmGroupedBatchedEx(NULL, gop, gop, gm, g16, g16, galpha,
+                                       (const void* const*)ga, CUDA_R_64F, g16,
+                                       (const void* const*)gb, CUDA_R_64F, g16, gbeta,
+                                       (void* const*)gc, CUDA_R_64F, g16, 1, gsize,
+                                       CUBLAS_COMPUTE_64F),
+            real_grouped_ex(NULL, gop, gop, gm, g16, g16, galpha, (const void* const*)ga,
+                            CUDA_R_64F, g16, (const void* const*)gb, CUDA_R_64F, g16, gbeta,
+                            (void* const*)gc, CUDA_R_64F, g16, 1, gsize, CUBLAS_COMPUTE_64F));
   }
   compare("cublasDestroy_v2, null handle", cublasDestroy(NULL), real_destroy(NULL));
   for (int i = 0; i < 16 * 16; ++i)
