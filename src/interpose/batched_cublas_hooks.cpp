@@ -5,9 +5,9 @@
 // the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
 // cublasGemmBatchedEx, each also _64) and grouped batches (cublasDgemmGroupedBatched,
 // cublasGemmGroupedBatchedEx, each also _64) hold their pointers in device memory, which the host
-// would have to wait for: they are forwarded, with a decision line. Invalid arguments, empty batches
-// and batches whose C matrices overlap are forwarded unchanged, so cuBLAS gives its own status.
-// No exception leaves these functions.
+// would have to wait for: they are forwarded, with a decision line. Invalid arguments, empty
+// batches and batches whose C matrices overlap are forwarded unchanged, so cuBLAS gives its own
+// status. No exception leaves these functions.
 #include <cublas_v2.h>
 
 #include <algorithm>
