@@ -5,9 +5,9 @@
 // random and adversarial matrices mixed in one batch (wide exponents, a NaN, an Inf), with
 // padded leading dimensions, broadcast operands (stride 0) and every op pair; and be within a
 // normwise tolerance of native cuBLAS (a pedantic handle, which the library forwards). Invalid
-// batches get cuBLAS's status and write nothing; overlapping C and pointer-array batches run
-// native. The C API's batched forms equal ozdgemm_dgemm per matrix. check_log.sh then finds the
-// strided entries emulated in the log.
+// batches get cuBLAS's status and write nothing; overlapping C, pointer-array and grouped
+// batches run native. The C API's batched forms equal ozdgemm_dgemm per matrix. check_log.sh then
+// finds the strided entries emulated in the log.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -207,6 +207,17 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
                        dpn, ld, 3);
     CHECK(got == CUBLAS_STATUS_SUCCESS, "pointer array: status %d", int(got));
     close_to("pointer array", to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
+    // The same three matrices as one group of a grouped batch: forwarded as well, native's values.
+    ++cases;
+    cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
+    const cublasOperation_t gta[1] = {CUBLAS_OP_N}, gtb[1] = {CUBLAS_OP_T};
+    const int gm[1] = {static_cast<int>(m)}, gn[1] = {static_cast<int>(n)},
+              gk[1] = {static_cast<int>(k)}, gld[1] = {static_cast<int>(ld)}, gsize[1] = {3};
+    const double galpha[1] = {alpha}, gbeta[1] = {beta};
+    const cublasStatus_t grouped = cublasDgemmGroupedBatched(
+        h, gta, gtb, gm, gn, gk, galpha, dpa, gld, dpa, gld, gbeta, dpc, gld, 1, gsize);
+    CHECK(grouped == CUBLAS_STATUS_SUCCESS, "grouped batch: status %d", int(grouped));
+    close_to("grouped batch", to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
     cudaFree(dpa);
     cudaFree(dpc);
     cudaFree(dpn);
