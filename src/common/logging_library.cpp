@@ -1,8 +1,8 @@
 // spdlog and fmt, compiled once for the whole project (SPDLOG_COMPILED_LIB, fmt without
 // FMT_HEADER_ONLY; the definitions come from the ozdgemm_logging target). Header-only they
-// were compiled into every file that logs, nearly half of each file's build time. The GPU
-// machine has neither library installed, so their implementations live in our own objects
-// (hidden, like the rest of libozdgemm.so) rather than in libspdlog.so/libfmt.so.
+// were compiled into every file that logs, nearly half of each file's build time. Their
+// implementations live in our own objects (hidden, like the rest of libozdgemm.so), so that no
+// binary needs libspdlog.so or libfmt.so at run time.
 //
 // The -inl headers below are the implementation files of both libraries; the explicit
 // instantiations are the ones their own builds make (the templates the headers declare
