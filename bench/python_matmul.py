@@ -31,10 +31,11 @@ def inputs(n):
 def max_err(a, b, c):
     rows = np.linspace(0, a.shape[0] - 1, ROWS).astype(int)
     bl = b.astype(np.longdouble)
+    abs_bl = np.abs(bl)
     worst = 0.0
     for i in rows:
         ref = a[i].astype(np.longdouble) @ bl
-        scale = np.abs(a[i]).astype(np.longdouble) @ np.abs(bl)
+        scale = np.abs(a[i]).astype(np.longdouble) @ abs_bl
         err = np.abs(c[i].astype(np.longdouble) - ref) / np.where(scale > 0, scale, 1)
         worst = max(worst, float(err.max()))
     return worst
