@@ -19,13 +19,16 @@ struct level3_plan {
 // Auto mode prices the blocked form at OZDGEMM_LEVEL3_BLOCK, or when that is not set at each
 // order of kLevel3Blocks, and keeps the cheapest; the call stays native when that form is not
 // predicted faster than the native routine by OZDGEMM_AUTO_MARGIN, although some block of it
-// would be emulated. Otherwise (and in other modes: emulate mode splits wherever it can, native
-// mode never) the executors split it at the plan's block as their GEMM routes say.
+// would be emulated. Emulate mode splits wherever it can, at OZDGEMM_LEVEL3_BLOCK or else at the
+// cheapest order whose form splits (its GEMM blocks priced emulated): forcing the emulation
+// should not also force a block order that makes the call slower, and on a GPU with strong FP64
+// the large orders are much faster (kDefaultLevel3Block where the model has no times). Native
+// mode never splits. The executors then split at the plan's block as their GEMM routes say.
 // route_of(m, n, k): the route of a GEMM of that shape at the call's site, running nothing. rec
 // gets the two predictions when x was priced.
 template <class Call, class RouteOf>
 level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, call_record* rec) {
-  if (cfg.mode != run_mode::automatic)
+  if (cfg.mode == run_mode::native || (cfg.mode == run_mode::emulate && cfg.level3_block > 0))
     return {nullptr, cfg.level3_block > 0 ? cfg.level3_block : kDefaultLevel3Block};
   const gemm_quoter quote = [&](int64_t m, int64_t n, int64_t k) {
     const route rt = route_of(m, n, k);
@@ -38,6 +41,8 @@ level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, ca
   if (!p.splits) return {nullptr, p.block};  // the executors come to the same, and say why
   rec->predicted_native_ms = p.native_ms;
   rec->predicted_emulated_ms = p.blocked_ms;
+  if (cfg.mode == run_mode::emulate)
+    return {nullptr, p.blocked_ms > 0.0 ? p.block : kDefaultLevel3Block};
   if (p.pays(cfg.auto_margin)) return {nullptr, p.block};
   return {"auto: model predicts the native routine faster than the blocked form", p.block};
 }

@@ -363,9 +363,10 @@ TEST(Level3Price, PredictionsOnPublishedGpus) {
 }
 
 // The hooks' rule (interpose/level3_model.hpp) on a made-up GPU whose GEMM blocks are emulated at
-// a fraction of native's time: emulate mode splits at 256 (or OZDGEMM_LEVEL3_BLOCK) without
-// pricing; auto mode splits at the cheapest block order when that pays, and otherwise keeps the
-// call native with both predictions in its decision line.
+// a fraction of native's time: emulate mode splits at OZDGEMM_LEVEL3_BLOCK without pricing, or
+// else at the cheapest order that splits, even when that is slower than native; auto mode splits
+// at the cheapest block order when that pays, and otherwise keeps the call native with both
+// predictions in its decision line.
 TEST(Level3Price, TheHooksRule) {
   double* p = buffer<double>();
   const rank_k_call<double> x{rank_k_kind::syrk,
@@ -393,12 +394,22 @@ TEST(Level3Price, TheHooksRule) {
   detail::config cfg{};
   detail::call_record rec{};
   cfg.mode = detail::run_mode::emulate;
-  detail::level3_plan plan = detail::plan_level3(x, cfg, routes(2.0), &rec);
-  EXPECT_EQ(plan.declined, nullptr);
-  EXPECT_EQ(plan.block, detail::kDefaultLevel3Block);
   cfg.level3_block = 48;
   EXPECT_EQ(detail::plan_level3(x, cfg, routes(2.0), &rec).block, 48);
   EXPECT_EQ(rec.predicted_native_ms, 0.0);  // not priced
+  cfg.level3_block = 0;
+  // Emulation twice native's time: the form with the least emulated work, the largest order.
+  detail::level3_plan plan = detail::plan_level3(x, cfg, routes(2.0), &rec);
+  EXPECT_EQ(plan.declined, nullptr);
+  EXPECT_EQ(plan.block, 2048);
+  EXPECT_GT(rec.predicted_emulated_ms, rec.predicted_native_ms);
+  // A quarter of native's time: the smallest order whose GEMMs these routes emulate.
+  EXPECT_EQ(detail::plan_level3(x, cfg, routes(0.25), &rec).block, 256);
+  // No times (a model without rates): the default order.
+  const auto untimed = [](int64_t, int64_t, int64_t) {
+    return detail::route{true, "OZDGEMM_MODE=emulate", {0.0, 0.0}};
+  };
+  EXPECT_EQ(detail::plan_level3(x, cfg, untimed, &rec).block, detail::kDefaultLevel3Block);
 
   cfg.mode = detail::run_mode::automatic;
   cfg.level3_block = 0;
