@@ -9,8 +9,8 @@
 #             (bench/batched/bmm_bench.py's single column; batch 1)          -> single.csv
 #   certificate  the certified call against the fixed count it chose, cuBLAS's own emulation
 #             and the fallback, phi = 0.5 and 2 (certified_probe)          -> certificate_*.csv
-#   level3    cuBLAS SYRK, TRSM, HERK, ... and CuPy's potrf/getrf (bench/level3/run_level3.sh)
-#                                                                           -> level3.csv, solvers.csv
+#   level3    cuBLAS SYRK, TRSM, HERK, ... and CuPy's potrf/getrf (bench/level3/run_level3.sh;
+#             LEVEL3_CASES: its cases, OZDGEMM_SOLVER_SIZES its sizes)    -> level3.csv, solvers.csv
 #   batched   PyTorch bmm, 64 x 512^3 .. 4 x 8192^3, real and complex        -> batched.csv
 #   async     bench/async_loop.py: an eager loop with host work               -> async.txt
 #   python    pip NumPy's a @ b at 8192 (its CPU BLAS vs the GPU) and JAX at 16384 through the
@@ -66,7 +66,8 @@ part_certificate() {
 }
 
 part_level3() {
-  OZDGEMM_BUILD_DIR=$build OUT=$OUT "$here/level3/run_level3.sh"
+  # shellcheck disable=SC2086  # LEVEL3_CASES: run_level3.sh's cases, space-separated
+  OZDGEMM_BUILD_DIR=$build OUT=$OUT "$here/level3/run_level3.sh" ${LEVEL3_CASES:-}
 }
 
 part_batched() {
