@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace ozdgemm::detail {
 
@@ -34,11 +35,11 @@ __device__ __forceinline__ bool skip_inputs(const double* alpha_dev) {
 template <class... Kernel>
 cudaError_t load_kernels(Kernel... kernels) {
   cudaFuncAttributes attributes;
-  cudaError_t e = cudaSuccess;
-  ((e = e != cudaSuccess ? e
-                         : cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernels))),
-   ...);
-  return e;
+  for (const void* kernel : {reinterpret_cast<const void*>(kernels)...}) {
+    const cudaError_t e = cudaFuncGetAttributes(&attributes, kernel);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 inline unsigned grid_dim(int64_t work, int64_t per_block, int64_t limit = 2147483647) {
