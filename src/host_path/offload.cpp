@@ -58,20 +58,13 @@
 namespace ozdgemm::detail {
 namespace {
 
-// Columns of C per tile. Tiles only in fast scaling with a fixed moduli count (see the file
-// comment). Wide calls get
-// up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
-// efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
-// (bench/results/probes/README.md): n = 8192 took 42.7 / 47.7 / 60.9 ms with
-// tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms. With more than two
-// workers, up to four tiles per worker, so that the dynamic hand-out can still balance them
-// (one or two workers: eight tiles, as measured).
-int64_t tile_columns(int64_t n, scaling_mode mode, bool automatic, long long configured,
-                     int workers) {
-  if (mode != scaling_mode::fast || automatic) return n;
-  if (configured > 0) return std::min<int64_t>(n, configured);
-  const int64_t tiles = std::max<int64_t>(8, int64_t{4} * workers);
-  return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + tiles - 1) / tiles, 256)));
+// The widths of C's column tiles (tile_queue.hpp's plan_tiles). Tiles only in fast scaling with a
+// fixed moduli count (see the file comment); other calls are one tile.
+std::vector<int64_t> tile_widths(int64_t n, scaling_mode mode, bool automatic, long long configured,
+                                 int workers) {
+  if (mode != scaling_mode::fast || automatic)
+    return n > 0 ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+  return plan_tiles(n, workers, configured);
 }
 
 // Why no GPU can serve host calls, or nullptr. Checked once.
@@ -218,16 +211,17 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const host_gemm& run = embedded != nullptr ? built : g;
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
+    const std::vector<int64_t> widths = tile_widths(
+        run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile, set.count());
     // An embedded call is complex: its certified count meets complex_target's bound.
     const host_job job{
         &run,
         cfg->moduli,
         embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
         cfg->scaling,
-        tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile,
-                     set.count()),
+        *std::max_element(widths.begin(), widths.end()),
         fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
-    tile_queue q(run.n, job.width);
+    tile_queue q(widths);
     const char* why = nullptr;
     const std::vector<host_worker*> crew =
         admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);

@@ -134,6 +134,7 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   const host_block a_blk{g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m};
 
   a_.reserve(g.m * g.k);
+  reserve_workspace(j);
   for (int i = 0; i < 2 && i < q.tiles(); ++i) {
     b_[i].reserve(g.k * j.width);
     c_[i].reserve(g.m * j.width);
@@ -194,6 +195,20 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
       clock_.pack_s * 1e3, clock_.unpack_s * 1e3, clock_.wait_s * 1e3, elapsed(t0) * 1e3);
 }
 
+size_t host_worker::workspace_for(const host_job& j, int64_t width) const {
+  return emulation_workspace_bytes(j.g->m, width, j.g->k, j.moduli, j.mode);
+}
+
+// The workspace for the widest tile, before A is prepared in it: a later, wider tile would
+// otherwise grow it, and a grown workspace no longer holds A's scaling and residues (reuse_a).
+// Tiles come in any width order: the tail's narrow ones, the rest of a tile given back.
+void host_worker::reserve_workspace(const host_job& j) {
+  std::lock_guard<std::mutex> lock(engine_.mutex());
+  engine_.begin(compute_);
+  engine_.workspace(workspace_for(j, j.width));
+  engine_.end();
+}
+
 void host_worker::upload_tile(const host_gemm& g, const tile& t, int slot) {
   upload(b_block(g, t), b_[slot].ptr);
   if (g.beta != 0.0) upload({g.c + t.j0 * g.ldc, g.ldc, g.m, t.width}, c_[slot].ptr);
@@ -219,7 +234,9 @@ void host_worker::compute_tile(const host_job& j, const tile& t, int slot, bool 
                    compute_,
                    nullptr,
                    nullptr};
-  call.reuse_a = reuse_a;
+  // A workspace too small for this tile grows, losing A's residues: prepare A again then (the same
+  // bits). reserve_workspace makes this the exception (another call's context work, a failure).
+  call.reuse_a = reuse_a && workspace_for(j, t.width) <= engine_.workspace_bytes();
   call.target = j.target;
   const run_outcome run = run_on_context(engine_, call);  // a choice synchronises compute_
   ran_moduli_ = run.s;

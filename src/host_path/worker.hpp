@@ -39,7 +39,7 @@ struct host_job {
   moduli_setting moduli;  // chosen per call: for `target`, on one tile and one worker
   accuracy_target target;
   scaling_mode mode;
-  int64_t width;  // columns per tile (the queue's)
+  int64_t width;  // columns of the widest tile (the queue's plan)
   fail_plan fail;
 };
 
@@ -85,6 +85,8 @@ class host_worker {
   using tile = tile_queue::tile;
 
   void pipeline(const host_job& j, tile_queue& q);
+  size_t workspace_for(const host_job& j, int64_t width) const;
+  void reserve_workspace(const host_job& j);
   void upload_tile(const host_gemm& g, const tile& t, int slot);
   void compute_tile(const host_job& j, const tile& t, int slot, bool reuse_a);
   void upload(const host_block& src, double* dev);
