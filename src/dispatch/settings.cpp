@@ -153,6 +153,14 @@ config load() {
     if (parse_long(v, &x) && x >= 1 && x <= 16) c.host_workers_per_device = static_cast<int>(x);
     else invalid("OZDGEMM_HOST_WORKERS_PER_DEVICE", v, "an integer in 1..16", "1");
   }
+  if (const char* v = env("OZDGEMM_HOST_PEER")) {
+    if (std::strcmp(v, "on") == 0)
+      c.host_peer = true;
+    else if (std::strcmp(v, "off") == 0)
+      c.host_peer = false;
+    else
+      invalid("OZDGEMM_HOST_PEER", v, "on|off", "on");
+  }
   if (const char* v = env("OZDGEMM_HOST_FAIL_AFTER")) {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
       invalid("OZDGEMM_HOST_FAIL_AFTER", v, "tiles or tiles@worker", "no injected failure");

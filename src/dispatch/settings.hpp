@@ -30,6 +30,8 @@
 //                         allowed (unset: the one GPU of OZDGEMM_DEVICE's rule)
 //   OZDGEMM_HOST_WORKERS_PER_DEVICE  host-path workers per listed GPU, 1..16 (1); more than 1
 //                         is for tests and measurements
+//   OZDGEMM_HOST_PEER     on | off: host-path workers pack A once among GPUs with peer access
+//                         and copy it GPU to GPU (on), or each packs all of A (off)
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
@@ -81,6 +83,8 @@ struct config {
   bool all_devices = false;
   bool serve_cublaslt = true;  // OZDGEMM_CUBLASLT
   int host_workers_per_device = 1;
+  // OZDGEMM_HOST_PEER: workers on linked GPUs send A to each other (host_path/a_share.hpp).
+  bool host_peer = true;
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;

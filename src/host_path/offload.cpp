@@ -25,6 +25,8 @@
 // staging, device buffers, cuBLAS handle and packing threads. Each prepares A on its GPU once,
 // then takes column tiles from one tile_queue as it gets free (dynamic: a shared or slower GPU
 // takes fewer). By the argument above, any assignment of tiles gives the bits of one worker.
+// A itself crosses from the host once per group of GPUs with peer access: each worker packs a
+// share of it and copies the others' shares from their GPUs (a_share.hpp, OZDGEMM_HOST_PEER).
 // One worker is the caller's thread running that pipeline in that order.
 //
 // If a worker fails, the columns of C it already wrote are final; it gives the rest of its
@@ -38,6 +40,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -52,6 +55,7 @@
 #include "dispatch/settings.hpp"
 #include "engine/moduli_history.hpp"
 #include "engine/run.hpp"
+#include "host_path/a_share.hpp"
 #include "host_path/admission.hpp"
 #include "host_path/worker.hpp"
 
@@ -102,6 +106,15 @@ std::mutex& host_calls() {
   return *m;
 }
 
+// Tells the workers sharing A that worker w will send no more of it (a_share_state).
+void retire_from_share(const host_job& j, const host_worker* w) noexcept {
+  if (j.share == nullptr) return;
+  try {
+    j.share->state.retired(j.share->position(w));
+  } catch (...) {  // std::mutex::lock throws only for a broken mutex
+  }
+}
+
 // Runs worker w on j until the queue is empty or w fails (logged: its tiles went back).
 void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* entry) noexcept {
   try {
@@ -117,6 +130,25 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
     }
   } catch (...) {
   }
+  retire_from_share(j, w);
+}
+
+// How the crew shares A (a_share.hpp), or null when no worker would copy a part of A from
+// another: one worker, OZDGEMM_HOST_PEER=off, or no two workers on linked GPUs. Asking whether
+// GPUs are linked enables their peer access the first time (process-wide).
+std::unique_ptr<a_sharing> share_a(const host_gemm& g, const std::vector<host_worker*>& crew,
+                                   bool peer) {
+  if (crew.size() < 2 || !peer) return nullptr;
+  std::vector<int> devices;
+  for (const host_worker* w : crew) devices.push_back(w->device());
+  peer_links& links = process_peer_links();
+  a_share_plan plan = plan_a_share(
+      devices, g.opa == op_kind::n ? g.k : g.m, [&](int a, int b) { return links.linked(a, b); },
+      true);
+  int from_host = 0;
+  for (size_t w = 0; w < crew.size(); ++w) from_host += plan.owned(static_cast<int>(w));
+  if (from_host == static_cast<int>(crew.size()) * plan.segments.count) return nullptr;
+  return std::make_unique<a_sharing>(std::move(plan), crew);
 }
 
 // Why no GPU can take host calls now (a forked child: CUDA is not fork-safe; no GPU for host
@@ -214,13 +246,12 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const std::vector<int64_t> widths = tile_widths(
         run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile, set.count());
     // An embedded call is complex: its certified count meets complex_target's bound.
-    const host_job job{
-        &run,
-        cfg->moduli,
-        embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
-        cfg->scaling,
-        *std::max_element(widths.begin(), widths.end()),
-        fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
+    host_job job{&run,
+                 cfg->moduli,
+                 embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
+                 cfg->scaling,
+                 *std::max_element(widths.begin(), widths.end()),
+                 fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
     tile_queue q(widths);
     const char* why = nullptr;
     const std::vector<host_worker*> crew =
@@ -231,6 +262,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
       rec.reason = why;
       return result;
     }
+    const std::unique_ptr<a_sharing> share = share_a(run, crew, cfg->host_peer);
+    job.share = share.get();
     // Room for the answer before anything is written: once C is partly written, reporting what
     // is left must not fail for want of memory.
     std::vector<tile_queue::tile> unfinished;
@@ -244,7 +277,10 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
       try {
         helpers.emplace_back(run_worker, crew[i], std::cref(job), std::ref(q), entry);
       } catch (...) {
-        break;  // no thread: fewer workers, the queue still hands out every tile
+        // No thread: fewer workers, the queue still hands out every tile, and those sharing A
+        // pack the missing workers' parts themselves.
+        for (size_t r = i; r < crew.size(); ++r) retire_from_share(job, crew[r]);
+        break;
       }
     }
     run_worker(crew[0], job, q, entry);  // the caller's thread is the first worker

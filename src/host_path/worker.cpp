@@ -31,6 +31,14 @@ host_block b_block(const host_gemm& g, const tile_queue::tile& t) {
   return {g.b + t.j0, g.ldb, t.width, g.k};
 }
 
+// Segment g of the stored A (a_share.hpp), and where it goes in the dense copy on the GPU.
+host_block a_segment(const host_block& a, const a_segments& seg, int g) {
+  return {a.base + seg.first(g) * a.ld, a.ld, a.rows, seg.columns(g)};
+}
+int64_t a_offset(const host_block& a, const a_segments& seg, int g) {
+  return seg.first(g) * a.rows;
+}
+
 template <class F>
 void timed(double* acc, F&& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -84,6 +92,8 @@ host_worker::host_worker(int index, int device, int threads)
     tile_in_[i] = new_event();
     computed_[i] = new_event();
   }
+  a_fetched_ = new_event();
+  a_packed_ = new_event();
 }
 
 // Device bytes the job needs here (A, two B and two C tiles, the workspace), and those this
@@ -128,8 +138,14 @@ void host_worker::serve(const host_job& j, tile_queue& q) {
 
 void host_worker::pipeline(const host_job& j, tile_queue& q) {
   const host_gemm& g = *j.g;
-  if (!q.take_or_wait(&cur_)) return;
-  has_cur_ = true;
+  // Sharing A: this worker's segments go to its GPU (and out to the others) whether or not it
+  // gets a tile, so it takes one only after.
+  const int me = j.share != nullptr ? j.share->position(this) : -1;
+  if (j.share != nullptr && me < 0) throw std::logic_error("host path: worker not in the crew");
+  if (me < 0) {
+    if (!q.take_or_wait(&cur_)) return;
+    has_cur_ = true;
+  }
   const bool a_n = g.opa == op_kind::n;
   const host_block a_blk{g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m};
 
@@ -144,21 +160,42 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   for (auto& s : stage_out_) s.reserve(cols_out_ * g.m);
 
   clock_ = {};
+  a_from_host_ = a_from_peers_ = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  upload(a_blk, a_.ptr);
+  if (me < 0) {
+    upload(a_blk, a_.ptr);
+    a_from_host_ = 1;
+  } else {
+    send_own_a(j, a_blk, me);
+  }
   const double a_s = elapsed(t0);
-  bool used[2] = {false, false}, reuse_a = false;
+  const int a_parts = me < 0 ? 1 : j.share->plan.segments.count;
+  if (me >= 0) {
+    if (!q.take_or_wait(&cur_)) {
+      logger().debug(
+          "host path {}x{}x{}, worker {} (GPU {}): no tile; A: {} of {} segment(s) from the host "
+          "in {:.1f} ms",
+          g.m, g.n, g.k, index_, device_, a_from_host_, a_parts, a_s * 1e3);
+      return;
+    }
+    has_cur_ = true;
+  }
+  bool used[2] = {false, false}, reuse_a = false, a_whole = me < 0;
   auto start = [&](const tile& t, int slot) {
     // The slot's previous tile must be multiplied before its B is overwritten.
     if (used[slot]) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, computed_[slot]));
     upload_tile(g, t, slot);
+    if (!a_whole) {  // the other workers' segments, behind this tile's B
+      fetch_a(j, a_blk, me);
+      a_whole = true;
+    }
     compute_tile(j, t, slot, reuse_a);  // A is prepared by the first tile, then reused
     used[slot] = true;
     reuse_a = true;
   };
   int slot = 0;
   start(cur_, slot);
-  if (declined_ != nullptr) {  // per-call choice: one tile (tile_columns), nothing written
+  if (declined_ != nullptr) {  // per-call choice: one tile (tile_widths), nothing written
     q.give_back(cur_);
     has_cur_ = false;
     return;
@@ -188,11 +225,87 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   // Where the host's time went: packing and unpacking are the host-bound parts, waits are
   // time the GPU or the copies kept the host idle.
   logger().debug(
-      "host path {}x{}x{}, worker {} (GPU {}): {} of {} tile(s) of {} columns, {} threads; "
-      "A packed in {:.1f} ms; pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, "
-      "total {:.1f} ms",
-      g.m, g.n, g.k, index_, device_, tiles_done_, q.tiles(), j.width, pool_.threads(), a_s * 1e3,
-      clock_.pack_s * 1e3, clock_.unpack_s * 1e3, clock_.wait_s * 1e3, elapsed(t0) * 1e3);
+      "host path {}x{}x{}, worker {} (GPU {}): {} of {} tile(s) of up to {} columns, {} threads; "
+      "A: {} of {} segment(s) from the host in {:.1f} ms, {} from other workers' GPUs; "
+      "pack {:.1f} ms, unpack {:.1f} ms, waits {:.1f} ms, total {:.1f} ms",
+      g.m, g.n, g.k, index_, device_, tiles_done_, q.tiles(), j.width, pool_.threads(),
+      a_from_host_, a_parts, a_s * 1e3, a_from_peers_, clock_.pack_s * 1e3, clock_.unpack_s * 1e3,
+      clock_.wait_s * 1e3, elapsed(t0) * 1e3);
+}
+
+// The segments of A this worker owns: packed from the host onto its GPU, each published as soon
+// as its copy is enqueued, then seen to arrive (verified) so that the others' copies of them are
+// good. Nothing here waits for another worker.
+void host_worker::send_own_a(const host_job& j, const host_block& a, int me) {
+  a_sharing& sh = *j.share;
+  const a_segments& seg = sh.plan.segments;
+  while (static_cast<int>(a_ready_.size()) < seg.count) a_ready_.push_back(new_event());
+  int last = -1;
+  for (int g = 0; g < seg.count; ++g) {
+    if (!sh.plan.owns(me, g)) continue;
+    upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g));
+    OZDGEMM_CUDA_TRY(cudaEventRecord(a_ready_[static_cast<size_t>(g)], copy_in_));
+    sh.state.published(me, g);
+    ++a_from_host_;
+    last = g;
+  }
+  // The last of them on copy_in_: all of them. A copy that failed on the way fails here, before
+  // any other GPU computes with it.
+  if (last >= 0)
+    timed(&clock_.wait_s,
+          [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(a_ready_[static_cast<size_t>(last)])); });
+  sh.state.verified(me);
+}
+
+// The other segments of A, copied GPU to GPU from their owners on compute_ (so the first
+// product waits for them, the B and C uploads do not) as each is published. A segment whose
+// owner retired before publishing it, or before verifying its own, is packed here from the host.
+void host_worker::fetch_a(const host_job& j, const host_block& a, int me) {
+  a_sharing& sh = *j.share;
+  const a_segments& seg = sh.plan.segments;
+  std::vector<int> copied, again;
+  for (int g = 0; g < seg.count; ++g) {
+    const int src = sh.plan.source[static_cast<size_t>(me)][static_cast<size_t>(g)];
+    if (src == me) continue;
+    bool published = false;
+    timed(&clock_.wait_s, [&] { published = sh.state.wait_published(src, g); });
+    if (!published) {
+      again.push_back(g);
+      continue;
+    }
+    const host_worker& from = *sh.crew[static_cast<size_t>(src)];
+    const int64_t off = a_offset(a, seg, g);
+    const size_t bytes = static_cast<size_t>(seg.columns(g) * a.rows) * sizeof(double);
+    OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(compute_, from.a_ready_[static_cast<size_t>(g)]));
+    if (from.device_ == device_)
+      OZDGEMM_CUDA_TRY(cudaMemcpyAsync(a_.ptr + off, from.a_.ptr + off, bytes,
+                                       cudaMemcpyDeviceToDevice, compute_));
+    else
+      OZDGEMM_CUDA_TRY(cudaMemcpyPeerAsync(a_.ptr + off, device_, from.a_.ptr + off, from.device_,
+                                           bytes, compute_));
+    copied.push_back(g);
+  }
+  for (int g : copied) {
+    const int src = sh.plan.source[static_cast<size_t>(me)][static_cast<size_t>(g)];
+    bool good = false;
+    timed(&clock_.wait_s, [&] { good = sh.state.wait_verified(src); });
+    if (good)
+      ++a_from_peers_;
+    else
+      again.push_back(g);
+  }
+  if (again.empty()) return;
+  logger().debug(
+      "host path: worker {} (GPU {}) packs {} segment(s) of A itself: their owner "
+      "stopped before sending them",
+      index_, device_, again.size());
+  // The peer copies into those columns may still run: the packing's copies go after them.
+  OZDGEMM_CUDA_TRY(cudaEventRecord(a_fetched_, compute_));
+  OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, a_fetched_));
+  for (int g : again) upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g));
+  OZDGEMM_CUDA_TRY(cudaEventRecord(a_packed_, copy_in_));
+  OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(compute_, a_packed_));
+  a_from_host_ += static_cast<int>(again.size());
 }
 
 size_t host_worker::workspace_for(const host_job& j, int64_t width) const {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/device_guard.hpp"
 #include "common/error.hpp"
@@ -14,6 +16,7 @@
 #include "core/moduli_setting.hpp"
 #include "core/scaling_rules.hpp"
 #include "engine/handle_context.hpp"
+#include "host_path/a_share.hpp"
 #include "host_path/host_copy.hpp"
 #include "host_path/offload.hpp"
 #include "host_path/tile_queue.hpp"
@@ -33,6 +36,25 @@ struct fail_plan {
   }
 };
 
+class host_worker;
+
+// One call's exchange of A among its workers (a_share.hpp): the plan, the hand-over, and the
+// workers in the plan's order.
+struct a_sharing {
+  a_sharing(a_share_plan p, std::vector<host_worker*> workers)
+      : plan(std::move(p)),
+        state(static_cast<int>(workers.size()), plan.segments.count),
+        crew(std::move(workers)) {}
+  int position(const host_worker* w) const {
+    for (size_t i = 0; i < crew.size(); ++i)
+      if (crew[i] == w) return static_cast<int>(i);
+    return -1;
+  }
+  a_share_plan plan;
+  a_share_state state;
+  std::vector<host_worker*> crew;
+};
+
 // One call as the workers see it.
 struct host_job {
   const host_gemm* g;
@@ -41,6 +63,8 @@ struct host_job {
   scaling_mode mode;
   int64_t width;  // columns of the widest tile (the queue's plan)
   fail_plan fail;
+  // Null: each worker packs all of A itself (one worker, OZDGEMM_HOST_PEER=off, no linked GPUs).
+  a_sharing* share = nullptr;
 };
 
 // Grow-only device or pinned host array of doubles.
@@ -87,6 +111,8 @@ class host_worker {
   void pipeline(const host_job& j, tile_queue& q);
   size_t workspace_for(const host_job& j, int64_t width) const;
   void reserve_workspace(const host_job& j);
+  void send_own_a(const host_job& j, const host_block& a, int me);
+  void fetch_a(const host_job& j, const host_block& a, int me);
   void upload_tile(const host_gemm& g, const tile& t, int slot);
   void compute_tile(const host_job& j, const tile& t, int slot, bool reuse_a);
   void upload(const host_block& src, double* dev);
@@ -101,6 +127,12 @@ class host_worker {
   grow_array<true> stage_in_[2], stage_out_[2];
   cudaEvent_t staged_in_[2] = {}, staged_out_[2] = {}, tile_in_[2] = {}, computed_[2] = {};
   grow_array<false> a_, b_[2], c_[2];
+  // A shared among workers: per segment, recorded once this worker's copy of it is enqueued
+  // (the others wait on it); the peer copies done (on compute_) before segments are packed again
+  // into the same columns (on copy_in_), and those packings before the first tile's product.
+  std::vector<cudaEvent_t> a_ready_;
+  cudaEvent_t a_fetched_ = nullptr, a_packed_ = nullptr;
+  int a_from_host_ = 0, a_from_peers_ = 0;
   int next_in_ = 0;
   int64_t cols_out_ = 1;
   // The call in progress: the tile being finished, the one taken ahead, and progress.
