@@ -35,6 +35,7 @@
 #include "host_path/offload.hpp"
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,6 +58,7 @@
 #include "engine/run.hpp"
 #include "host_path/a_share.hpp"
 #include "host_path/admission.hpp"
+#include "host_path/host_register.hpp"
 #include "host_path/worker.hpp"
 
 namespace ozdgemm::detail {
@@ -150,6 +152,60 @@ std::unique_ptr<a_sharing> share_a(const host_gemm& g, const std::vector<host_wo
   if (from_host == static_cast<int>(crew.size()) * plan.segments.count) return nullptr;
   return std::make_unique<a_sharing>(std::move(plan), crew);
 }
+
+// The process's registrations of callers' memory (OZDGEMM_HOST_REGISTER), made on first use
+// with the settings of that moment; used only under host_calls(). Never destroyed.
+registration_cache& host_registrations(const register_setting& s) {
+  static registration_cache* cache = [&] {
+    const long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    const size_t page_bytes = page > 0 ? static_cast<size_t>(page) : 4096;
+    const size_t memory = pages > 0 ? static_cast<size_t>(pages) * page_bytes : 0;
+    // By default at most a quarter of the memory stays locked: what is locked cannot be paged.
+    const size_t cap = s.cap != 0 ? s.cap : memory / 4;
+    // Operands under one staging buffer are cheap to stage and not worth a registration.
+    return new registration_cache(&cuda_registrar(), page_bytes, kStagingElements * sizeof(double),
+                                  cap, s.mode == register_mode::keep);
+  }();
+  return *cache;
+}
+
+// Registers what it can of the call's A, B and C for direct copies (host_register.hpp) and says
+// which the workers copy directly. C is written directly only when beta = 0 (worker.hpp).
+host_direct register_operands(const host_gemm& g, int device, const register_setting& s) {
+  registration_cache& cache = host_registrations(s);
+  device_guard guard(device);  // the context cudaHostRegister works in: one the host path uses
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool a_n = g.opa == op_kind::n, b_n = g.opb == op_kind::n;
+  const std::vector<bool> d =
+      cache.prepare({block_bytes(g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m),
+                     block_bytes(g.b, g.ldb, b_n ? g.k : g.n, b_n ? g.n : g.k),
+                     block_bytes(g.c, g.ldc, g.m, g.n)});
+  const registration_cache::counts& n = cache.last();
+  if (n.registered + n.refused + n.failed + n.evicted + n.over_cap > 0)
+    logger().debug(
+        "host path {}x{}x{}: page-locking: {} registered, {} reused, {} already registered by "
+        "the application, {} failed, {} evicted, {} over the cap, in {:.1f} ms; {} MiB locked; "
+        "direct: A {}, B {}, C {}",
+        g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.evicted, n.over_cap,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3,
+        cache.registered_bytes() >> 20, d[0] ? "yes" : "no", d[1] ? "yes" : "no",
+        d[2] ? "yes" : "no");
+  return host_direct{d[0], d[1], g.beta != 0.0 && d[2], g.beta == 0.0 && d[2]};
+}
+
+// Ends the call's registrations once every worker has stopped copying (call mode unregisters).
+struct registrations_done {
+  const register_setting* s = nullptr;
+  int device = 0;
+  ~registrations_done() {
+    if (s == nullptr) return;
+    try {
+      device_guard guard(device);
+      host_registrations(*s).finish();
+    } catch (...) {
+    }
+  }
+};
 
 // Why no GPU can take host calls now (a forked child: CUDA is not fork-safe; no GPU for host
 // calls), or null. Native mode says why itself, in its route.
@@ -264,6 +320,14 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     }
     const std::unique_ptr<a_sharing> share = share_a(run, crew, cfg->host_peer);
     job.share = share.get();
+    // The caller's own matrices only: an embedded call's buffers are the library's, freed after
+    // the call, and must never stay registered.
+    registrations_done registered;
+    if (embedded == nullptr && cfg->host_register.mode != register_mode::off) {
+      registered.s = &cfg->host_register;
+      registered.device = crew[0]->device();
+      job.direct = register_operands(run, crew[0]->device(), cfg->host_register);
+    }
     // Room for the answer before anything is written: once C is partly written, reporting what
     // is left must not fail for want of memory.
     std::vector<tile_queue::tile> unfinished;

@@ -125,6 +125,10 @@ void host_worker::serve(const host_job& j, tile_queue& q) {
   declined_detail_.clear();
   try {
     pipeline(j, q);
+    // Nothing of this worker touches host memory once the call returns (the caller's matrices
+    // may be page-locked only for the call, and are the caller's again).
+    for (cudaStream_t s : {copy_in_, compute_, copy_out_})
+      OZDGEMM_CUDA_TRY(cudaStreamSynchronize(s));
   } catch (...) {
     for (cudaStream_t s : {copy_in_, compute_, copy_out_}) cudaStreamSynchronize(s);
     cudaGetLastError();
@@ -163,7 +167,7 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   a_from_host_ = a_from_peers_ = 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (me < 0) {
-    upload(a_blk, a_.ptr);
+    upload(a_blk, a_.ptr, j.direct.a);
     a_from_host_ = 1;
   } else {
     send_own_a(j, a_blk, me);
@@ -171,7 +175,13 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   const double a_s = elapsed(t0);
   const int a_parts = me < 0 ? 1 : j.share->plan.segments.count;
   if (me >= 0) {
-    if (!q.take_or_wait(&cur_)) {
+    bool got = q.take(&cur_);
+    if (!got) {
+      // Before waiting for a tile: the workers holding them may be waiting for this.
+      verify_own_a(j, me);
+      got = q.take_or_wait(&cur_);
+    }
+    if (!got) {
       logger().debug(
           "host path {}x{}x{}, worker {} (GPU {}): no tile; A: {} of {} segment(s) from the host "
           "in {:.1f} ms",
@@ -184,7 +194,7 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
   auto start = [&](const tile& t, int slot) {
     // The slot's previous tile must be multiplied before its B is overwritten.
     if (used[slot]) OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, computed_[slot]));
-    upload_tile(g, t, slot);
+    upload_tile(j, t, slot);
     if (!a_whole) {  // the other workers' segments, behind this tile's B
       fetch_a(j, a_blk, me);
       a_whole = true;
@@ -233,28 +243,37 @@ void host_worker::pipeline(const host_job& j, tile_queue& q) {
       clock_.wait_s * 1e3, elapsed(t0) * 1e3);
 }
 
-// The segments of A this worker owns: packed from the host onto its GPU, each published as soon
-// as its copy is enqueued, then seen to arrive (verified) so that the others' copies of them are
-// good. Nothing here waits for another worker.
+// The segments of A this worker owns: packed from the host (or copied directly from page-locked
+// memory) onto its GPU, each published as soon as its copy is enqueued. Nothing here waits for
+// another worker.
 void host_worker::send_own_a(const host_job& j, const host_block& a, int me) {
   a_sharing& sh = *j.share;
   const a_segments& seg = sh.plan.segments;
   while (static_cast<int>(a_ready_.size()) < seg.count) a_ready_.push_back(new_event());
-  int last = -1;
+  a_last_own_ = -1;
+  a_verified_ = false;
   for (int g = 0; g < seg.count; ++g) {
     if (!sh.plan.owns(me, g)) continue;
-    upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g));
+    upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g), j.direct.a);
     OZDGEMM_CUDA_TRY(cudaEventRecord(a_ready_[static_cast<size_t>(g)], copy_in_));
     sh.state.published(me, g);
     ++a_from_host_;
-    last = g;
+    a_last_own_ = g;
   }
-  // The last of them on copy_in_: all of them. A copy that failed on the way fails here, before
-  // any other GPU computes with it.
-  if (last >= 0)
-    timed(&clock_.wait_s,
-          [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(a_ready_[static_cast<size_t>(last)])); });
-  sh.state.verified(me);
+}
+
+// The segments this worker owns have arrived: the other GPUs may compute with their copies. The
+// last of them on copy_in_ stands for all; a copy that failed on the way fails here, before any
+// other GPU computes with it. Done once the other segments' copies are enqueued (so that they
+// overlap this worker's own copies), or, with no tile to compute, at once.
+void host_worker::verify_own_a(const host_job& j, int me) {
+  if (a_verified_) return;
+  if (a_last_own_ >= 0)
+    timed(&clock_.wait_s, [&] {
+      OZDGEMM_CUDA_TRY(cudaEventSynchronize(a_ready_[static_cast<size_t>(a_last_own_)]));
+    });
+  j.share->state.verified(me);
+  a_verified_ = true;
 }
 
 // The other segments of A, copied GPU to GPU from their owners on compute_ (so the first
@@ -285,6 +304,7 @@ void host_worker::fetch_a(const host_job& j, const host_block& a, int me) {
                                            bytes, compute_));
     copied.push_back(g);
   }
+  verify_own_a(j, me);
   for (int g : copied) {
     const int src = sh.plan.source[static_cast<size_t>(me)][static_cast<size_t>(g)];
     bool good = false;
@@ -297,12 +317,12 @@ void host_worker::fetch_a(const host_job& j, const host_block& a, int me) {
   if (again.empty()) return;
   logger().debug(
       "host path: worker {} (GPU {}) packs {} segment(s) of A itself: their owner "
-      "stopped before sending them",
+      "stopped before sending or checking them",
       index_, device_, again.size());
   // The peer copies into those columns may still run: the packing's copies go after them.
   OZDGEMM_CUDA_TRY(cudaEventRecord(a_fetched_, compute_));
   OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_in_, a_fetched_));
-  for (int g : again) upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g));
+  for (int g : again) upload(a_segment(a, seg, g), a_.ptr + a_offset(a, seg, g), j.direct.a);
   OZDGEMM_CUDA_TRY(cudaEventRecord(a_packed_, copy_in_));
   OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(compute_, a_packed_));
   a_from_host_ += static_cast<int>(again.size());
@@ -322,9 +342,10 @@ void host_worker::reserve_workspace(const host_job& j) {
   engine_.end();
 }
 
-void host_worker::upload_tile(const host_gemm& g, const tile& t, int slot) {
-  upload(b_block(g, t), b_[slot].ptr);
-  if (g.beta != 0.0) upload({g.c + t.j0 * g.ldc, g.ldc, g.m, t.width}, c_[slot].ptr);
+void host_worker::upload_tile(const host_job& j, const tile& t, int slot) {
+  const host_gemm& g = *j.g;
+  upload(b_block(g, t), b_[slot].ptr, j.direct.b);
+  if (g.beta != 0.0) upload({g.c + t.j0 * g.ldc, g.ldc, g.m, t.width}, c_[slot].ptr, j.direct.c_in);
   OZDGEMM_CUDA_TRY(cudaEventRecord(tile_in_[slot], copy_in_));
 }
 
@@ -362,8 +383,20 @@ void host_worker::compute_tile(const host_job& j, const tile& t, int slot, bool 
 }
 
 // Host block -> dense device array, through the two input staging buffers: the threads
-// pack one buffer while the other one's copy is in flight.
-void host_worker::upload(const host_block& src, double* dev) {
+// pack one buffer while the other one's copy is in flight. `direct`: the block lies in
+// page-locked memory (host_register.hpp) and the GPU copies it itself, nothing packed.
+void host_worker::upload(const host_block& src, double* dev, bool direct) {
+  if (direct) {
+    const size_t col_bytes = static_cast<size_t>(src.rows) * sizeof(double);
+    if (src.ld == src.rows)
+      OZDGEMM_CUDA_TRY(cudaMemcpyAsync(dev, src.base, col_bytes * static_cast<size_t>(src.cols),
+                                       cudaMemcpyHostToDevice, copy_in_));
+    else
+      OZDGEMM_CUDA_TRY(cudaMemcpy2DAsync(
+          dev, col_bytes, src.base, static_cast<size_t>(src.ld) * sizeof(double), col_bytes,
+          static_cast<size_t>(src.cols), cudaMemcpyHostToDevice, copy_in_));
+    return;
+  }
   const int64_t total = src.rows * src.cols;
   for (int64_t first = 0; first < total; first += kStagingElements) {
     const int64_t count = std::min(kStagingElements, total - first);
@@ -389,17 +422,27 @@ void host_worker::injected_failure(const tile& t) const {
 
 // Tile of C -> caller's C, whole columns per chunk through the two output staging buffers:
 // the next chunk's copy is in flight while the threads unpack this one. written_ counts the
-// columns of t that hold their final values.
+// columns of t that hold their final values. With j.direct.c_out (C page-locked, beta = 0) the
+// GPU writes each chunk into C itself: a chunk in flight when this worker fails may land in C,
+// and since beta = 0 the worker that computes those columns again does not read them.
 void host_worker::download_tile(const host_job& j, const tile& t, int slot) {
   const host_gemm& g = *j.g;
   const bool fail = j.fail.hits(index_, tiles_done_);
   OZDGEMM_CUDA_TRY(cudaStreamWaitEvent(copy_out_, computed_[slot]));
   const int64_t chunks = (t.width + cols_out_ - 1) / cols_out_;
+  const bool direct = j.direct.c_out;
   auto enqueue = [&](int64_t c) {
     const int64_t cols = std::min(cols_out_, t.width - c * cols_out_);
-    OZDGEMM_CUDA_TRY(cudaMemcpyAsync(stage_out_[c % 2].ptr, c_[slot].ptr + c * cols_out_ * g.m,
-                                     static_cast<size_t>(cols * g.m) * sizeof(double),
-                                     cudaMemcpyDeviceToHost, copy_out_));
+    const double* from = c_[slot].ptr + c * cols_out_ * g.m;
+    const size_t col_bytes = static_cast<size_t>(g.m) * sizeof(double);
+    if (direct)
+      OZDGEMM_CUDA_TRY(cudaMemcpy2DAsync(
+          g.c + (t.j0 + c * cols_out_) * g.ldc, static_cast<size_t>(g.ldc) * sizeof(double), from,
+          col_bytes, col_bytes, static_cast<size_t>(cols), cudaMemcpyDeviceToHost, copy_out_));
+    else
+      OZDGEMM_CUDA_TRY(cudaMemcpyAsync(stage_out_[c % 2].ptr, from,
+                                       col_bytes * static_cast<size_t>(cols),
+                                       cudaMemcpyDeviceToHost, copy_out_));
     OZDGEMM_CUDA_TRY(cudaEventRecord(staged_out_[c % 2], copy_out_));
   };
   enqueue(0);
@@ -409,10 +452,11 @@ void host_worker::download_tile(const host_job& j, const tile& t, int slot) {
     if (c + 1 < chunks) enqueue(c + 1);
     timed(&clock_.wait_s, [&] { OZDGEMM_CUDA_TRY(cudaEventSynchronize(staged_out_[c % 2])); });
     const int64_t j0 = t.j0 + c * cols_out_, cols = std::min(cols_out_, t.width - c * cols_out_);
-    timed(&clock_.unpack_s, [&] {
-      unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j0 * g.ldc, g.ldc, g.m, cols}, 0,
-                   cols * g.m);
-    });
+    if (!direct)
+      timed(&clock_.unpack_s, [&] {
+        unpack_range(pool_, stage_out_[c % 2].ptr, {g.c + j0 * g.ldc, g.ldc, g.m, cols}, 0,
+                     cols * g.m);
+      });
     written_ = j0 + cols - t.j0;
   }
 }

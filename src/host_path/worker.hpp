@@ -55,6 +55,14 @@ struct a_sharing {
   std::vector<host_worker*> crew;
 };
 
+// The operands the GPUs copy directly from or to the caller's page-locked memory
+// (host_register.hpp, OZDGEMM_HOST_REGISTER); the others go through pinned staging. C is
+// written directly only when beta = 0: a copy that fails part way may leave columns of C
+// written, which a worker or the CPU BLAS computing them again must not read.
+struct host_direct {
+  bool a = false, b = false, c_in = false, c_out = false;
+};
+
 // One call as the workers see it.
 struct host_job {
   const host_gemm* g;
@@ -65,6 +73,7 @@ struct host_job {
   fail_plan fail;
   // Null: each worker packs all of A itself (one worker, OZDGEMM_HOST_PEER=off, no linked GPUs).
   a_sharing* share = nullptr;
+  host_direct direct{};
 };
 
 // Grow-only device or pinned host array of doubles.
@@ -100,9 +109,10 @@ class host_worker {
   double held_bytes() const;
 
   // Takes tiles from q until none is left. If something fails, the tiles in hand go back to
-  // the queue (the part of one already written to C stays done), nothing may still be copying
-  // into buffers the next call reuses, and the exception propagates: the worker retires from
-  // this call. Runs with device() current.
+  // the queue (the part of one already written to C stays done), and the exception propagates:
+  // the worker retires from this call. Either way, when it returns nothing of this worker is
+  // still copying, neither into buffers the next call reuses nor from or to the caller's
+  // memory. Runs with device() current.
   void serve(const host_job& j, tile_queue& q);
 
  private:
@@ -112,10 +122,11 @@ class host_worker {
   size_t workspace_for(const host_job& j, int64_t width) const;
   void reserve_workspace(const host_job& j);
   void send_own_a(const host_job& j, const host_block& a, int me);
+  void verify_own_a(const host_job& j, int me);
   void fetch_a(const host_job& j, const host_block& a, int me);
-  void upload_tile(const host_gemm& g, const tile& t, int slot);
+  void upload_tile(const host_job& j, const tile& t, int slot);
   void compute_tile(const host_job& j, const tile& t, int slot, bool reuse_a);
-  void upload(const host_block& src, double* dev);
+  void upload(const host_block& src, double* dev, bool direct);
   [[noreturn]] void injected_failure(const tile& t) const;
   void download_tile(const host_job& j, const tile& t, int slot);
 
@@ -133,6 +144,8 @@ class host_worker {
   std::vector<cudaEvent_t> a_ready_;
   cudaEvent_t a_fetched_ = nullptr, a_packed_ = nullptr;
   int a_from_host_ = 0, a_from_peers_ = 0;
+  int a_last_own_ = -1;  // the last segment this worker owns, -1: none
+  bool a_verified_ = false;
   int next_in_ = 0;
   int64_t cols_out_ = 1;
   // The call in progress: the tile being finished, the one taken ahead, and progress.
