@@ -113,9 +113,10 @@ double host_worker::held_bytes() const {
 }
 
 // Takes tiles from q until none is left. If something fails, the tiles in hand go back to
-// the queue (the part of one already written to C stays done), nothing may still be copying
-// into buffers the next call reuses, and the exception propagates: the worker retires from
-// this call. Runs with device() current.
+// the queue (the part of one already written to C stays done), and the exception propagates:
+// the worker retires from this call. Either way its streams are idle when it returns: nothing
+// copies into buffers the next call reuses, nor from or to the caller's memory. Runs with
+// device() current.
 void host_worker::serve(const host_job& j, tile_queue& q) {
   tiles_done_ = 0;
   has_cur_ = has_next_ = false;
