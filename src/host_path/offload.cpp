@@ -180,6 +180,17 @@ host_direct register_operands(const host_gemm& g, int device, const register_set
       cache.prepare({block_bytes(g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m),
                      block_bytes(g.b, g.ldb, b_n ? g.k : g.n, b_n ? g.n : g.k),
                      block_bytes(g.c, g.ldc, g.m, g.n)});
+  // A pitched copy's pitch is at most cudaDevAttrMaxPitch bytes: a longer leading dimension is
+  // staged.
+  int max_pitch = 0;
+  if (cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    max_pitch = 0;
+  }
+  const auto pitch_ok = [&](int64_t ld) {
+    return ld <= static_cast<int64_t>(max_pitch) / static_cast<int64_t>(sizeof(double));
+  };
+  const bool a = d[0] && pitch_ok(g.lda), b = d[1] && pitch_ok(g.ldb), c = d[2] && pitch_ok(g.ldc);
   const registration_cache::counts& n = cache.last();
   if (n.registered + n.refused + n.failed + n.evicted + n.over_cap > 0)
     logger().debug(
@@ -188,9 +199,8 @@ host_direct register_operands(const host_gemm& g, int device, const register_set
         "direct: A {}, B {}, C {}",
         g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.evicted, n.over_cap,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3,
-        cache.registered_bytes() >> 20, d[0] ? "yes" : "no", d[1] ? "yes" : "no",
-        d[2] ? "yes" : "no");
-  return host_direct{d[0], d[1], g.beta != 0.0 && d[2], g.beta == 0.0 && d[2]};
+        cache.registered_bytes() >> 20, a ? "yes" : "no", b ? "yes" : "no", c ? "yes" : "no");
+  return host_direct{a, b, g.beta != 0.0 && c, g.beta == 0.0 && c};
 }
 
 // Ends the call's registrations once every worker has stopped copying (call mode unregisters).
