@@ -142,6 +142,7 @@ std::unique_ptr<a_sharing> share_a(const host_gemm& g, const std::vector<host_wo
                                    bool peer) {
   if (crew.size() < 2 || !peer) return nullptr;
   std::vector<int> devices;
+  devices.reserve(crew.size());
   for (const host_worker* w : crew) devices.push_back(w->device());
   peer_links& links = process_peer_links();
   a_share_plan plan = plan_a_share(

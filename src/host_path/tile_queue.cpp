@@ -118,11 +118,12 @@ std::vector<int64_t> plan_tiles(int64_t n, int workers, long long configured) {
       std::min<int64_t>(n, std::max<int64_t>(2048, round_up_to((n + count - 1) / count, 256)));
   if (workers == 1) return uniform_widths(n, base);
   const int64_t tail = std::min(base, kMinTailTile);
+  const int64_t shares = int64_t{2} * workers;  // tiles per worker once the tail begins
   std::vector<int64_t> widths;
   for (int64_t left = n; left > 0;) {
     int64_t w = base;
-    if (left < 2 * workers * base)
-      w = std::clamp(round_up_to((left + 2 * workers - 1) / (2 * workers), 256), tail, base);
+    if (left < shares * base)
+      w = std::clamp(round_up_to((left + shares - 1) / shares, 256), tail, base);
     w = std::min(w, left);
     // No sliver after it: a last tile under half the narrowest joins this one, if that keeps
     // the widths from growing.

@@ -49,8 +49,8 @@ int host_segments(const a_share_plan& p) {
 TEST(AShare, AllLinkedGpusPackEachSegmentOnce) {
   const auto all = [](int, int) { return true; };
   for (int gpus : {2, 3, 4, 8}) {
-    std::vector<int> devices;
-    for (int d = 0; d < gpus; ++d) devices.push_back(d);
+    std::vector<int> devices(static_cast<size_t>(gpus));
+    for (int d = 0; d < gpus; ++d) devices[static_cast<size_t>(d)] = d;
     const a_share_plan p = plan_a_share(devices, 32768, all, true);
     expect_sound(p, devices, all);
     EXPECT_EQ(p.segments.count, kSegmentsPerWorker * gpus);
@@ -162,6 +162,7 @@ TEST(AShareState, WorkersEndWithEverySegmentWhateverFails) {
     std::vector<std::vector<int>> have(4,
                                        std::vector<int>(static_cast<size_t>(p.segments.count), 0));
     std::vector<std::thread> pool;
+    pool.reserve(4);
     for (int w = 0; w < 4; ++w)
       pool.emplace_back([&, w] {
         if (w != failing) {

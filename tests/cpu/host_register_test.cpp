@@ -74,7 +74,7 @@ TEST(HostRegister, ParsesModesAndCaps) {
 }
 
 TEST(HostRegister, BlockBytesRunFromTheFirstElementToTheLast) {
-  const double* base = reinterpret_cast<const double*>(kBase);
+  const double* base = reinterpret_cast<const double*>(kBase);  // NOLINT: never dereferenced
   const byte_range r = block_bytes(base, 100, 30, 5);
   EXPECT_EQ(r.begin, kBase);
   EXPECT_EQ(r.size(), (4 * 100 + 30) * sizeof(double));
