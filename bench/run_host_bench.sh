@@ -40,27 +40,38 @@ write_env() {
 # variable unset) and every worker count per GPU in WORKERS (OZDGEMM_HOST_WORKERS_PER_DEVICE,
 # default "1 2 4"). On one GPU, several workers give no speed-up; the point there is that
 # nothing is lost and the bits do not change. Across GPUs the ratio of the medians is the
-# multi-GPU speed-up. The "C digest" lines must agree across all runs. Needs no OpenBLAS: host
-# calls not emulated would go to runtime-libs' reference BLAS. Writes $OUT/host_workers.csv and
-# host_workers.log.
+# multi-GPU speed-up. REGISTER_MODES (OZDGEMM_HOST_REGISTER, default "off") and PEER_MODES
+# (OZDGEMM_HOST_PEER, default "on") add their values to the sweep, and to the label when not the
+# default (e.g. REGISTER_MODES="off keep" compares staging with kept registrations; keep's
+# contract is that memory passed to DGEMM is never freed and reused, and the bench frees one
+# size's arrays before it makes the next size's: give keep one size per run). The
+# "C digest" lines must agree across all runs. Needs no OpenBLAS: host calls not emulated would
+# go to runtime-libs' reference BLAS. Writes $OUT/host_workers.csv and host_workers.log.
 if [[ ${HOST_BENCH_MODE:-} == workers ]]; then
   export LD_LIBRARY_PATH=$root/$build_dir/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   csv=$OUT/host_workers.csv
   echo "$csv_header" > "$csv"
   write_env "sizes: $sizes, reps: $reps, devices: ${DEVICE_LISTS:-unset}," \
-    "workers: ${WORKERS:-1 2 4}"
+    "workers: ${WORKERS:-1 2 4}, register: ${REGISTER_MODES:-off}, peer: ${PEER_MODES:-on}"
   for d in ${DEVICE_LISTS:--}; do
     devices=()
     [[ $d == - ]] || devices=(OZDGEMM_DEVICES="$d")
     tag=${d//,/+}
     for w in ${WORKERS:-1 2 4}; do
-      label=ozdgemm-s16-fast-w$w${devices[0]:+-d$tag}
-      echo "== $label" | tee -a "$OUT/host_workers.log"
-      env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate OZDGEMM_SCALING=fast \
-          OZDGEMM_MODULI=16 OZDGEMM_HOST_WORKERS_PER_DEVICE=$w OZDGEMM_LOG_LEVEL=debug \
-          OZDGEMM_LOG_FILE=$OUT/$label.log "${devices[@]}" \
-          "$bench" --label "$label" --api cblas --sizes "$sizes" --reps "$reps" \
-          --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
+      for r in ${REGISTER_MODES:-off}; do
+        for p in ${PEER_MODES:-on}; do
+          label=ozdgemm-s16-fast-w$w${devices[0]:+-d$tag}
+          [[ $r == off ]] || label+=-reg${r%%:*}
+          [[ $p == on ]] || label+=-peer$p
+          echo "== $label" | tee -a "$OUT/host_workers.log"
+          env LD_PRELOAD=$root/$build_dir/libozdgemm.so OZDGEMM_MODE=emulate \
+              OZDGEMM_SCALING=fast OZDGEMM_MODULI=16 OZDGEMM_HOST_WORKERS_PER_DEVICE=$w \
+              OZDGEMM_HOST_REGISTER=$r OZDGEMM_HOST_PEER=$p OZDGEMM_LOG_LEVEL=debug \
+              OZDGEMM_LOG_FILE=$OUT/$label.log "${devices[@]}" \
+              "$bench" --label "$label" --api cblas --sizes "$sizes" --reps "$reps" \
+              --digest 1 --csv "$csv" 2>&1 | tee -a "$OUT/host_workers.log"
+        done
+      done
     done
   done
   column -s, -t "$csv" 2> /dev/null || cat "$csv"  # util-linux's column may be missing

@@ -153,6 +153,18 @@ config load() {
     if (parse_long(v, &x) && x >= 1 && x <= 16) c.host_workers_per_device = static_cast<int>(x);
     else invalid("OZDGEMM_HOST_WORKERS_PER_DEVICE", v, "an integer in 1..16", "1");
   }
+  if (const char* v = env("OZDGEMM_HOST_PEER")) {
+    if (std::strcmp(v, "on") == 0)
+      c.host_peer = true;
+    else if (std::strcmp(v, "off") == 0)
+      c.host_peer = false;
+    else
+      invalid("OZDGEMM_HOST_PEER", v, "on|off", "on");
+  }
+  if (const char* v = env("OZDGEMM_HOST_REGISTER")) {
+    if (!parse_register_setting(v, &c.host_register))
+      invalid("OZDGEMM_HOST_REGISTER", v, "off|call|keep, optionally :bytes", "off");
+  }
   if (const char* v = env("OZDGEMM_HOST_FAIL_AFTER")) {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
       invalid("OZDGEMM_HOST_FAIL_AFTER", v, "tiles or tiles@worker", "no injected failure");
@@ -229,6 +241,24 @@ bool parse_device_list(const char* s, std::vector<int>* devices, bool* all) {
   }
   *devices = std::move(list);
   *all = false;
+  return true;
+}
+
+bool parse_register_setting(const char* s, register_setting* out) {
+  if (s == nullptr) return false;
+  const char* colon = std::strchr(s, ':');
+  const std::string mode = colon != nullptr ? std::string(s, colon) : std::string(s);
+  register_setting r;
+  if (mode == "off")
+    r.mode = register_mode::off;
+  else if (mode == "call")
+    r.mode = register_mode::call;
+  else if (mode == "keep")
+    r.mode = register_mode::keep;
+  else
+    return false;
+  if (colon != nullptr && (!parse_bytes(colon + 1, &r.cap) || r.cap < 4096)) return false;
+  *out = r;
   return true;
 }
 

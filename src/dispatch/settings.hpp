@@ -30,6 +30,11 @@
 //                         allowed (unset: the one GPU of OZDGEMM_DEVICE's rule)
 //   OZDGEMM_HOST_WORKERS_PER_DEVICE  host-path workers per listed GPU, 1..16 (1); more than 1
 //                         is for tests and measurements
+//   OZDGEMM_HOST_PEER     on | off: host-path workers pack A once among GPUs with peer access
+//                         and copy it GPU to GPU (on), or each packs all of A (off)
+//   OZDGEMM_HOST_REGISTER off | call | keep[:bytes]: page-lock the caller's matrices for the
+//                         host path's copies: never (off), for the call, or until evicted (keep,
+//                         for programs that never free them); at most bytes (a quarter of memory)
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
@@ -60,6 +65,14 @@ namespace ozdgemm::detail {
 
 enum class run_mode { automatic, emulate, native };
 
+// OZDGEMM_HOST_REGISTER (host_path/host_register.hpp): page-lock the caller's matrices never,
+// for the call, or until evicted.
+enum class register_mode { off, call, keep };
+struct register_setting {
+  register_mode mode = register_mode::off;
+  size_t cap = 0;  // bytes; 0: a quarter of the physical memory
+};
+
 struct config {
   run_mode mode = run_mode::automatic;
   moduli_setting moduli = moduli_setting::certified();  // OZDGEMM_DEFAULT_MODULI
@@ -81,6 +94,9 @@ struct config {
   bool all_devices = false;
   bool serve_cublaslt = true;  // OZDGEMM_CUBLASLT
   int host_workers_per_device = 1;
+  // OZDGEMM_HOST_PEER: workers on linked GPUs send A to each other (host_path/a_share.hpp).
+  bool host_peer = true;
+  register_setting host_register;
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
   int host_fail_worker = -1;
@@ -100,6 +116,11 @@ bool parse_device_list(const char* s, std::vector<int>* devices, bool* all);
 // OZDGEMM_HOST_FAIL_AFTER's syntax: "tiles" or "tiles@worker", both integers >= 0; worker -1
 // when absent. False, leaving the outputs alone, for anything else.
 bool parse_fail_after(const char* s, long long* tiles, int* worker);
+
+// OZDGEMM_HOST_REGISTER's syntax: `off`, `call` or `keep`, optionally followed by `:` and a
+// byte count with an optional K, M or G suffix (powers of 1024), at least 4096: the cap. False,
+// leaving *out alone, for anything else.
+bool parse_register_setting(const char* s, register_setting* out);
 
 const config& settings();
 

@@ -25,6 +25,8 @@
 // staging, device buffers, cuBLAS handle and packing threads. Each prepares A on its GPU once,
 // then takes column tiles from one tile_queue as it gets free (dynamic: a shared or slower GPU
 // takes fewer). By the argument above, any assignment of tiles gives the bits of one worker.
+// A itself crosses from the host once per group of GPUs with peer access: each worker packs a
+// share of it and copies the others' shares from their GPUs (a_share.hpp, OZDGEMM_HOST_PEER).
 // One worker is the caller's thread running that pipeline in that order.
 //
 // If a worker fails, the columns of C it already wrote are final; it gives the rest of its
@@ -33,11 +35,13 @@
 #include "host_path/offload.hpp"
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -52,26 +56,21 @@
 #include "dispatch/settings.hpp"
 #include "engine/moduli_history.hpp"
 #include "engine/run.hpp"
+#include "host_path/a_share.hpp"
 #include "host_path/admission.hpp"
+#include "host_path/host_register.hpp"
 #include "host_path/worker.hpp"
 
 namespace ozdgemm::detail {
 namespace {
 
-// Columns of C per tile. Tiles only in fast scaling with a fixed moduli count (see the file
-// comment). Wide calls get
-// up to eight tiles of at least 2048 columns: narrower tiles cost more in per-tile GEMM
-// efficiency and launch overhead than they gain in overlap. Measured on the H200, s = 16
-// (bench/results/probes/README.md): n = 8192 took 42.7 / 47.7 / 60.9 ms with
-// tiles of 2048 / 1024 / 512 columns, n = 16384 took 175 / 175 / 223 ms. With more than two
-// workers, up to four tiles per worker, so that the dynamic hand-out can still balance them
-// (one or two workers: eight tiles, as measured).
-int64_t tile_columns(int64_t n, scaling_mode mode, bool automatic, long long configured,
-                     int workers) {
-  if (mode != scaling_mode::fast || automatic) return n;
-  if (configured > 0) return std::min<int64_t>(n, configured);
-  const int64_t tiles = std::max<int64_t>(8, int64_t{4} * workers);
-  return std::min<int64_t>(n, std::max<int64_t>(2048, round_up((n + tiles - 1) / tiles, 256)));
+// The widths of C's column tiles (tile_queue.hpp's plan_tiles). Tiles only in fast scaling with a
+// fixed moduli count (see the file comment); other calls are one tile.
+std::vector<int64_t> tile_widths(int64_t n, scaling_mode mode, bool automatic, long long configured,
+                                 int workers) {
+  if (mode != scaling_mode::fast || automatic)
+    return n > 0 ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+  return plan_tiles(n, workers, configured);
 }
 
 // Why no GPU can serve host calls, or nullptr. Checked once.
@@ -109,6 +108,15 @@ std::mutex& host_calls() {
   return *m;
 }
 
+// Tells the workers sharing A that worker w will send no more of it (a_share_state).
+void retire_from_share(const host_job& j, const host_worker* w) noexcept {
+  if (j.share == nullptr) return;
+  try {
+    j.share->state.retired(j.share->position(w));
+  } catch (...) {  // std::mutex::lock throws only for a broken mutex
+  }
+}
+
 // Runs worker w on j until the queue is empty or w fails (logged: its tiles went back).
 void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* entry) noexcept {
   try {
@@ -124,7 +132,91 @@ void run_worker(host_worker* w, const host_job& j, tile_queue& q, const char* en
     }
   } catch (...) {
   }
+  retire_from_share(j, w);
 }
+
+// How the crew shares A (a_share.hpp), or null when no worker would copy a part of A from
+// another: one worker, OZDGEMM_HOST_PEER=off, or no two workers on linked GPUs. Asking whether
+// GPUs are linked enables their peer access the first time (process-wide).
+std::unique_ptr<a_sharing> share_a(const host_gemm& g, const std::vector<host_worker*>& crew,
+                                   bool peer) {
+  if (crew.size() < 2 || !peer) return nullptr;
+  std::vector<int> devices;
+  devices.reserve(crew.size());
+  for (const host_worker* w : crew) devices.push_back(w->device());
+  peer_links& links = process_peer_links();
+  a_share_plan plan = plan_a_share(
+      devices, g.opa == op_kind::n ? g.k : g.m, [&](int a, int b) { return links.linked(a, b); },
+      true);
+  int from_host = 0;
+  for (size_t w = 0; w < crew.size(); ++w) from_host += plan.owned(static_cast<int>(w));
+  if (from_host == static_cast<int>(crew.size()) * plan.segments.count) return nullptr;
+  return std::make_unique<a_sharing>(std::move(plan), crew);
+}
+
+// The process's registrations of callers' memory (OZDGEMM_HOST_REGISTER), made on first use
+// with the settings of that moment; used only under host_calls(). Never destroyed.
+registration_cache& host_registrations(const register_setting& s) {
+  static registration_cache* cache = [&] {
+    const long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    const size_t page_bytes = page > 0 ? static_cast<size_t>(page) : 4096;
+    const size_t memory = pages > 0 ? static_cast<size_t>(pages) * page_bytes : 0;
+    // By default at most a quarter of the memory stays locked: what is locked cannot be paged.
+    const size_t cap = s.cap != 0 ? s.cap : memory / 4;
+    // Operands under one staging buffer are cheap to stage and not worth a registration.
+    return new registration_cache(&cuda_registrar(), page_bytes, kStagingElements * sizeof(double),
+                                  cap, s.mode == register_mode::keep);
+  }();
+  return *cache;
+}
+
+// Registers what it can of the call's A, B and C for direct copies (host_register.hpp) and says
+// which the workers copy directly. C is written directly only when beta = 0 (worker.hpp).
+host_direct register_operands(const host_gemm& g, int device, const register_setting& s) {
+  registration_cache& cache = host_registrations(s);
+  device_guard guard(device);  // the context cudaHostRegister works in: one the host path uses
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool a_n = g.opa == op_kind::n, b_n = g.opb == op_kind::n;
+  const std::vector<bool> d =
+      cache.prepare({block_bytes(g.a, g.lda, a_n ? g.m : g.k, a_n ? g.k : g.m),
+                     block_bytes(g.b, g.ldb, b_n ? g.k : g.n, b_n ? g.n : g.k),
+                     block_bytes(g.c, g.ldc, g.m, g.n)});
+  // A pitched copy's pitch is at most cudaDevAttrMaxPitch bytes: a longer leading dimension is
+  // staged.
+  int max_pitch = 0;
+  if (cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    max_pitch = 0;
+  }
+  const auto pitch_ok = [&](int64_t ld) {
+    return ld <= static_cast<int64_t>(max_pitch) / static_cast<int64_t>(sizeof(double));
+  };
+  const bool a = d[0] && pitch_ok(g.lda), b = d[1] && pitch_ok(g.ldb), c = d[2] && pitch_ok(g.ldc);
+  const registration_cache::counts& n = cache.last();
+  if (n.registered + n.refused + n.failed + n.evicted + n.over_cap > 0)
+    logger().debug(
+        "host path {}x{}x{}: page-locking: {} registered, {} reused, {} already registered by "
+        "the application, {} failed, {} evicted, {} over the cap, in {:.1f} ms; {} MiB locked; "
+        "direct: A {}, B {}, C {}",
+        g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.evicted, n.over_cap,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3,
+        cache.registered_bytes() >> 20, a ? "yes" : "no", b ? "yes" : "no", c ? "yes" : "no");
+  return host_direct{a, b, g.beta != 0.0 && c, g.beta == 0.0 && c};
+}
+
+// Ends the call's registrations once every worker has stopped copying (call mode unregisters).
+struct registrations_done {
+  const register_setting* s = nullptr;
+  int device = 0;
+  ~registrations_done() {
+    if (s == nullptr) return;
+    try {
+      device_guard guard(device);
+      host_registrations(*s).finish();
+    } catch (...) {
+    }
+  }
+};
 
 // Why no GPU can take host calls now (a forked child: CUDA is not fork-safe; no GPU for host
 // calls), or null. Native mode says why itself, in its route.
@@ -218,16 +310,16 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const host_gemm& run = embedded != nullptr ? built : g;
     worker_set& set = workers();
     std::lock_guard<std::mutex> lock(host_calls());
+    const std::vector<int64_t> widths = tile_widths(
+        run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile, set.count());
     // An embedded call is complex: its certified count meets complex_target's bound.
-    const host_job job{
-        &run,
-        cfg->moduli,
-        embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
-        cfg->scaling,
-        tile_columns(run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile,
-                     set.count()),
-        fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
-    tile_queue q(run.n, job.width);
+    host_job job{&run,
+                 cfg->moduli,
+                 embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
+                 cfg->scaling,
+                 *std::max_element(widths.begin(), widths.end()),
+                 fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
+    tile_queue q(widths);
     const char* why = nullptr;
     const std::vector<host_worker*> crew =
         admit(set, static_cast<int>(std::min<int64_t>(set.count(), q.tiles())), job, &why);
@@ -236,6 +328,16 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
           why == kNoWorkers || why == kNoMemoryForWorkers ? outcome::fallback : outcome::native;
       rec.reason = why;
       return result;
+    }
+    const std::unique_ptr<a_sharing> share = share_a(run, crew, cfg->host_peer);
+    job.share = share.get();
+    // The caller's own matrices only: an embedded call's buffers are the library's, freed after
+    // the call, and must never stay registered.
+    registrations_done registered;
+    if (embedded == nullptr && cfg->host_register.mode != register_mode::off) {
+      registered.s = &cfg->host_register;
+      registered.device = crew[0]->device();
+      job.direct = register_operands(run, crew[0]->device(), cfg->host_register);
     }
     // Room for the answer before anything is written: once C is partly written, reporting what
     // is left must not fail for want of memory.
@@ -250,7 +352,10 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
       try {
         helpers.emplace_back(run_worker, crew[i], std::cref(job), std::ref(q), entry);
       } catch (...) {
-        break;  // no thread: fewer workers, the queue still hands out every tile
+        // No thread: fewer workers, the queue still hands out every tile, and those sharing A
+        // pack the missing workers' parts themselves.
+        for (size_t r = i; r < crew.size(); ++r) retire_from_share(job, crew[r]);
+        break;
       }
     }
     run_worker(crew[0], job, q, entry);  // the caller's thread is the first worker

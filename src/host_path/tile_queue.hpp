@@ -5,9 +5,9 @@
 // finishes are left for the CPU BLAS, and the caller learns exactly which ones.
 //
 // Tiles are whole columns of C. With fast scaling every column's result depends on that column
-// of B and on A alone, so any assignment of tiles to workers gives the bits of one call
-// (tests/cpu/tile_queue_test.cpp checks it against the host reference). Accurate scaling's row
-// exponents depend on all of B: such calls are not split.
+// of B and on A alone, so any assignment of tiles to workers, and any widths, give the bits of
+// one call (tests/cpu/tile_queue_test.cpp checks it against the host reference). Accurate
+// scaling's row exponents depend on all of B: such calls are not split.
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +28,8 @@ class tile_queue {
 
   // Columns [0, n) in tiles of `width` (the last one may be narrower). n >= 0, width >= 1.
   tile_queue(int64_t n, int64_t width);
+  // Columns [0, sum of widths) in tiles of these widths, left to right (each >= 1).
+  explicit tile_queue(const std::vector<int64_t>& widths);
 
   int64_t tiles() const { return count_; }
 
@@ -59,7 +61,8 @@ class tile_queue {
   tile make(int64_t index) const;
   void check(const tile& t) const;
 
-  int64_t n_, width_, count_;
+  int64_t count_;
+  std::vector<int64_t> start_, width_;  // per tile, as planned
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a tile given back or finished
   std::deque<int64_t> pending_;
@@ -68,6 +71,19 @@ class tile_queue {
   std::vector<int64_t> skip_;  // per tile: leading columns already final (a partial give-back)
   int64_t finished_ = 0;
 };
+
+// The widths of C's column tiles, left to right, for a call of n columns split among `workers`
+// workers. `configured` > 0 (OZDGEMM_HOST_TILE): tiles of that many columns. Otherwise tiles of
+// at least 2048 columns (multiples of 256), max(8, 4 x workers) of them: narrower tiles cost more
+// in per-tile GEMM efficiency and launch overhead than they gain in overlap (measured on the
+// H200, s = 16, bench/results/probes/README.md: n = 8192 took 42.7 / 47.7 / 60.9 ms with tiles of
+// 2048 / 1024 / 512 columns, n = 16384 175 / 175 / 223 ms). One worker gets equal tiles, as
+// measured. Several workers get the same tiles until fewer than two per worker are left; then
+// each tile is (columns left) / (2 x workers), at least kMinTailTile columns, so that the
+// workers finish within a narrow tile of each other whatever their speeds (guided
+// self-scheduling). n >= 0, workers >= 1; empty for n = 0.
+inline constexpr int64_t kMinTailTile = 1024;
+std::vector<int64_t> plan_tiles(int64_t n, int workers, long long configured);
 
 // Column ranges [j0, j0 + count) of C, left to right.
 struct column_range {

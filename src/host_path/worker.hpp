@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/device_guard.hpp"
 #include "common/error.hpp"
@@ -14,6 +16,7 @@
 #include "core/moduli_setting.hpp"
 #include "core/scaling_rules.hpp"
 #include "engine/handle_context.hpp"
+#include "host_path/a_share.hpp"
 #include "host_path/host_copy.hpp"
 #include "host_path/offload.hpp"
 #include "host_path/tile_queue.hpp"
@@ -33,14 +36,44 @@ struct fail_plan {
   }
 };
 
+class host_worker;
+
+// One call's exchange of A among its workers (a_share.hpp): the plan, the hand-over, and the
+// workers in the plan's order.
+struct a_sharing {
+  a_sharing(a_share_plan p, std::vector<host_worker*> workers)
+      : plan(std::move(p)),
+        state(static_cast<int>(workers.size()), plan.segments.count),
+        crew(std::move(workers)) {}
+  int position(const host_worker* w) const {
+    for (size_t i = 0; i < crew.size(); ++i)
+      if (crew[i] == w) return static_cast<int>(i);
+    return -1;
+  }
+  a_share_plan plan;
+  a_share_state state;
+  std::vector<host_worker*> crew;
+};
+
+// The operands the GPUs copy directly from or to the caller's page-locked memory
+// (host_register.hpp, OZDGEMM_HOST_REGISTER); the others go through pinned staging. C is
+// written directly only when beta = 0: a copy that fails part way may leave columns of C
+// written, which a worker or the CPU BLAS computing them again must not read.
+struct host_direct {
+  bool a = false, b = false, c_in = false, c_out = false;
+};
+
 // One call as the workers see it.
 struct host_job {
   const host_gemm* g;
   moduli_setting moduli;  // chosen per call: for `target`, on one tile and one worker
   accuracy_target target;
   scaling_mode mode;
-  int64_t width;  // columns per tile (the queue's)
+  int64_t width;  // columns of the widest tile (the queue's plan)
   fail_plan fail;
+  // Null: each worker packs all of A itself (one worker, OZDGEMM_HOST_PEER=off, no linked GPUs).
+  a_sharing* share = nullptr;
+  host_direct direct{};
 };
 
 // Grow-only device or pinned host array of doubles.
@@ -76,18 +109,24 @@ class host_worker {
   double held_bytes() const;
 
   // Takes tiles from q until none is left. If something fails, the tiles in hand go back to
-  // the queue (the part of one already written to C stays done), nothing may still be copying
-  // into buffers the next call reuses, and the exception propagates: the worker retires from
-  // this call. Runs with device() current.
+  // the queue (the part of one already written to C stays done), and the exception propagates:
+  // the worker retires from this call. Either way, when it returns nothing of this worker is
+  // still copying, neither into buffers the next call reuses nor from or to the caller's
+  // memory. Runs with device() current.
   void serve(const host_job& j, tile_queue& q);
 
  private:
   using tile = tile_queue::tile;
 
   void pipeline(const host_job& j, tile_queue& q);
-  void upload_tile(const host_gemm& g, const tile& t, int slot);
+  size_t workspace_for(const host_job& j, int64_t width) const;
+  void reserve_workspace(const host_job& j);
+  void send_own_a(const host_job& j, const host_block& a, int me);
+  void verify_own_a(const host_job& j, int me);
+  void fetch_a(const host_job& j, const host_block& a, int me);
+  void upload_tile(const host_job& j, const tile& t, int slot);
   void compute_tile(const host_job& j, const tile& t, int slot, bool reuse_a);
-  void upload(const host_block& src, double* dev);
+  void upload(const host_block& src, double* dev, bool direct);
   [[noreturn]] void injected_failure(const tile& t) const;
   void download_tile(const host_job& j, const tile& t, int slot);
 
@@ -99,6 +138,14 @@ class host_worker {
   grow_array<true> stage_in_[2], stage_out_[2];
   cudaEvent_t staged_in_[2] = {}, staged_out_[2] = {}, tile_in_[2] = {}, computed_[2] = {};
   grow_array<false> a_, b_[2], c_[2];
+  // A shared among workers: per segment, recorded once this worker's copy of it is enqueued
+  // (the others wait on it); the peer copies done (on compute_) before segments are packed again
+  // into the same columns (on copy_in_), and those packings before the first tile's product.
+  std::vector<cudaEvent_t> a_ready_;
+  cudaEvent_t a_fetched_ = nullptr, a_packed_ = nullptr;
+  int a_from_host_ = 0, a_from_peers_ = 0;
+  int a_last_own_ = -1;  // the last segment this worker owns, -1: none
+  bool a_verified_ = false;
   int next_in_ = 0;
   int64_t cols_out_ = 1;
   // The call in progress: the tile being finished, the one taken ahead, and progress.

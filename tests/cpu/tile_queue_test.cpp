@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -283,3 +284,91 @@ TEST(TileQueue, MisuseIsRefused) {
 }
 
 }  // namespace
+
+// plan_tiles: every column once, left to right; one worker keeps the measured equal tiles;
+// several workers get the same wide tiles, then a tail that narrows to about
+// (columns left) / (2 x workers), never under kMinTailTile but for the very last.
+TEST(TilePlan, CoversTheColumnsAndNarrowsOnlyTheTail) {
+  for (int workers : {1, 2, 3, 4, 8})
+    for (int64_t n : {1, 255, 2047, 2048, 5000, 16384, 32768, 50001, 100000}) {
+      const std::vector<int64_t> w = plan_tiles(n, workers, 0);
+      int64_t sum = 0;
+      for (int64_t x : w) {
+        EXPECT_GE(x, 1);
+        sum += x;
+      }
+      EXPECT_EQ(sum, n) << n << " columns, " << workers << " workers";
+      const int64_t widest = *std::max_element(w.begin(), w.end());
+      EXPECT_EQ(w.front(), widest) << "the first tile is the widest: the workspace's size";
+      EXPECT_TRUE(std::is_sorted(w.rbegin(), w.rend())) << "widths never grow";
+      for (size_t i = 0; i + 1 < w.size(); ++i) {
+        EXPECT_EQ(w[i] % 256, 0) << "multiples of 256 but for the last tile";
+        if (workers > 1 && widest >= kMinTailTile) {
+          EXPECT_GE(w[i], kMinTailTile);
+        }
+      }
+      if (workers == 1) {
+        for (size_t i = 0; i + 1 < w.size(); ++i) EXPECT_EQ(w[i], widest) << "one worker: equal";
+      }
+    }
+  // The measured one-GPU tiles: n = 16384 in eight of 2048, n = 8192 in four of 2048.
+  EXPECT_EQ(plan_tiles(16384, 1, 0), std::vector<int64_t>(8, 2048));
+  EXPECT_EQ(plan_tiles(8192, 1, 0), std::vector<int64_t>(4, 2048));
+  // Two workers at n = 32768: tiles of 4096 while each worker has two or more left, then the
+  // tail; the last tiles are at most a quarter of the wide ones.
+  const std::vector<int64_t> two = plan_tiles(32768, 2, 0);
+  EXPECT_EQ(std::count(two.begin(), two.end(), 4096), 5);
+  EXPECT_LE(two.back() * 4, two.front());
+  EXPECT_LE(two[two.size() - 2] * 4, two.front());
+  // OZDGEMM_HOST_TILE: equal tiles of that width whatever the workers.
+  EXPECT_EQ(plan_tiles(1000, 4, 300), (std::vector<int64_t>{300, 300, 300, 100}));
+  EXPECT_EQ(plan_tiles(100, 2, 300), std::vector<int64_t>{100});
+  EXPECT_TRUE(plan_tiles(0, 2, 0).empty());
+  EXPECT_THROW(plan_tiles(10, 0, 0), std::invalid_argument);
+}
+
+// A queue of planned, unequal widths hands its tiles out left to right, and a give-back works
+// on the tile as planned.
+TEST(TilePlan, UnequalTilesQueueAndGiveBack) {
+  tile_queue q(std::vector<int64_t>{50, 30, 20, 3});
+  EXPECT_EQ(q.tiles(), 4);
+  tile_queue::tile t{};
+  int64_t next = 0;
+  std::vector<tile_queue::tile> taken;
+  while (q.take(&t)) {
+    EXPECT_EQ(t.j0, next);
+    next += t.width;
+    taken.push_back(t);
+  }
+  EXPECT_EQ(next, 103);
+  q.give_back(taken[1], 10);  // columns 50..59 written
+  ASSERT_TRUE(q.take(&t));
+  EXPECT_EQ(t.j0, 60);
+  EXPECT_EQ(t.width, 20);
+  q.done(t);
+  q.done(taken[0]);
+  const std::vector<column_range> left = merge_columns(q.unfinished());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].j0, 80);
+  EXPECT_EQ(left[0].count, 23);
+  EXPECT_THROW(tile_queue(std::vector<int64_t>{4, 0}), std::invalid_argument);
+}
+
+// Any planned widths, any assignment: the bits of one call (the engine prepares A once per
+// worker and reuses it for tiles of any width).
+TEST(TilePlan, PlannedTilesGiveTheBitsOfOneCall) {
+  const problem pb;
+  const std::vector<double> want = pb.whole();
+  const std::vector<std::vector<int64_t>> plans = {
+      {100, 60, 30, 10, 3}, {1, 2, 200}, {203}, {64, 64, 64, 11}};
+  for (const std::vector<int64_t>& plan : plans)
+    for (int workers : {1, 2, 3}) {
+      tile_queue q(plan);
+      std::vector<double> c(kM * kN, -1.0);
+      run_workers(
+          pb, q, c, workers, [](int w) { return std::chrono::microseconds(50 * w); },
+          [](int) { return 0; });
+      EXPECT_EQ(q.finished(), q.tiles());
+      EXPECT_TRUE(same_bits(c, want)) << workers << " workers, " << plan.size() << " tiles";
+    }
+}

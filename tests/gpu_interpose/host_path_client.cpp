@@ -19,6 +19,12 @@
 //   heavy  instead of the usual cases, two calls on data with an extreme exponent spread
 //       ((U - 0.5) exp(8 N(0, 1))), where OZDGEMM_MODULI=auto finds no s <= 20 (with
 //       --cpu-columns all: the CPU BLAS must then do the whole call).
+//   large  instead of the usual cases, two calls whose A, B and C all exceed 64 MiB (what
+//       OZDGEMM_HOST_REGISTER registers), with beta = 0 (C written directly), padded leading
+//       dimensions and transposes (pitched copies), wide enough for many tiles and workers.
+//   --app-pinned  the program page-locks its own A, B and C (cudaHostRegister) around each host
+//       call: the library must find them registered already and stage them.
+//   --min-gpus N  exit 77 (skip) with fewer than N GPUs visible.
 //
 // OZDGEMM_MODULI (a count or `auto`), OZDGEMM_ACCURACY (`native`, `max` or bits) and
 // OZDGEMM_SCALING set the options of the device-side ozdgemm_dgemm as the library reads them.
@@ -70,6 +76,7 @@ using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, cons
                           const double*, double*, const int*, size_t, size_t);
 enum class cpu_columns { unchecked, none, some, all };
 cpu_columns cpu_check = cpu_columns::unchecked;
+bool app_pinned = false;
 dgemm_fn cpu_dgemm = nullptr;  // the CPU BLAS's own dgemm_, not libozdgemm's
 uint64_t digest = 1469598103934665603ull;  // FNV-1a over every C bit of the run
 
@@ -105,6 +112,17 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
   for (double& x : c) x = nd(gen);
   std::vector<double> host_c = c;
 
+  // The application's own page-locking, released after the call (before the vectors go).
+  std::vector<void*> pinned;
+  if (app_pinned)
+    for (std::vector<double>* v : {&a, &b, &host_c}) {
+      if (cudaHostRegister(v->data(), v->size() * 8, cudaHostRegisterDefault) != cudaSuccess) {
+        std::fprintf(stderr, "cudaHostRegister failed: %s\n",
+                     cudaGetErrorString(cudaGetLastError()));
+        return false;
+      }
+      pinned.push_back(v->data());
+    }
   const auto t0 = std::chrono::steady_clock::now();
   if (tc.fortran) {
     const char ta = tc.ta ? 'T' : 'N', tb = tc.tb ? 'T' : 'N';
@@ -115,6 +133,7 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
                 tc.alpha, a.data(), lda, b.data(), ldb, tc.beta, host_c.data(), ldc);
   }
   const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (void* p : pinned) cudaHostUnregister(p);
 
   // The same product on the device, in column-major terms: a row-major call is
   // C^T = op(B)^T op(A)^T on the same buffers.
@@ -212,7 +231,8 @@ bool columns_ok(const test_case& tc, const std::vector<double>& c0,
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool wide = false, heavy = false;
+  bool wide = false, heavy = false, large = false;
+  int min_gpus = 1;
   std::string digest_out, digest_in;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -220,6 +240,12 @@ int main(int argc, char** argv) {
       wide = true;
     } else if (arg == "heavy") {
       heavy = true;
+    } else if (arg == "large") {
+      large = true;
+    } else if (arg == "--app-pinned") {
+      app_pinned = true;
+    } else if (arg == "--min-gpus" && i + 1 < argc) {
+      min_gpus = std::atoi(argv[++i]);
     } else if (arg == "--digest-out" && i + 1 < argc) {
       digest_out = argv[++i];
     } else if (arg == "--digest-in" && i + 1 < argc) {
@@ -231,14 +257,18 @@ int main(int argc, char** argv) {
                                : cpu_columns::some;
     } else {
       std::fprintf(stderr,
-                   "usage: host_path_client [wide|heavy] [--digest-out F] [--digest-in F] "
-                   "[--cpu-columns none|some|all]\n");
+                   "usage: host_path_client [wide|heavy|large] [--digest-out F] [--digest-in F] "
+                   "[--cpu-columns none|some|all] [--app-pinned] [--min-gpus N]\n");
       return 2;
     }
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("no CUDA device: host-path test not run\n");
+    return 77;
+  }
+  if (count < min_gpus) {
+    std::printf("%d GPU(s), this test needs %d: not run\n", count, min_gpus);
     return 77;
   }
   if (cpu_check != cpu_columns::unchecked) {
@@ -281,8 +311,16 @@ int main(int argc, char** argv) {
       {kColMajor, false, false, 520, 700, 300, 0, 1.0, 0.5, false, 8.0, true},
       {kColMajor, true, false, 300, 400, 500, 2, -1.0, 0.0, true, 8.0, true},
   };
+  // A, B and C over 64 MiB (8M doubles) each, beta = 0, pitched and transposed; at the default
+  // tiles, 3 tiles each for one worker, more with several.
+  const test_case large_cases[] = {
+      {kColMajor, false, false, 2900, 4600, 2950, 1, 1.0, 0.0, false},
+      {kColMajor, true, true, 4200, 4500, 2100, 3, -0.5, 0.0, true},
+  };
   if (heavy) {
     for (const test_case& tc : heavy_cases) failures += run_case(h, tc, gen) ? 0 : 1;
+  } else if (large) {
+    for (const test_case& tc : large_cases) failures += run_case(h, tc, gen) ? 0 : 1;
   } else if (wide) {
     for (const test_case& tc : wide_cases) failures += run_case(h, tc, gen) ? 0 : 1;
   } else {

@@ -11,6 +11,7 @@ env LD_PRELOAD="$lib" OZDGEMM_LOG_LEVEL=loud OZDGEMM_LOG_FILE="$log" OZDGEMM_MOD
   OZDGEMM_MODULI=99 OZDGEMM_SCALING=exact OZDGEMM_DEVICE=-1 OZDGEMM_AUTO_MARGIN=2 \
   OZDGEMM_MIN_DIM=abc OZDGEMM_DEVICES=0,,1 OZDGEMM_HOST_WORKERS_PER_DEVICE=0 \
   OZDGEMM_INT8_GEMM=fastest OZDGEMM_CALIBRATE=sometimes OZDGEMM_LEVEL3_BLOCK=0 \
+  OZDGEMM_HOST_PEER=yes OZDGEMM_HOST_REGISTER=always \
   "$program" > "$logdir/invalid_settings.out" 2>&1
 rc=$?
 ((rc == 0)) || { echo "program failed ($rc) under invalid settings"; cat "$logdir/invalid_settings.out"; exit 1; }
@@ -18,7 +19,7 @@ fail=0
 for pair in OZDGEMM_LOG_LEVEL=loud OZDGEMM_MODE=fastest OZDGEMM_MODULI=99 OZDGEMM_SCALING=exact \
             OZDGEMM_DEVICE=-1 OZDGEMM_AUTO_MARGIN=2 OZDGEMM_MIN_DIM=abc OZDGEMM_DEVICES=0,,1 \
             OZDGEMM_HOST_WORKERS_PER_DEVICE=0 OZDGEMM_INT8_GEMM=fastest OZDGEMM_CALIBRATE=sometimes \
-            OZDGEMM_LEVEL3_BLOCK=0; do
+            OZDGEMM_LEVEL3_BLOCK=0 OZDGEMM_HOST_PEER=yes OZDGEMM_HOST_REGISTER=always; do
   var=${pair%%=*} value=${pair#*=}
   count=$(grep -c "$var='$value'" "$log")
   if [[ $count != 1 ]]; then

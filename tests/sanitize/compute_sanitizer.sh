@@ -117,6 +117,9 @@ client() {
 t=$build/tests
 client cublas_client OZDGEMM_MODE=emulate -- "$t/cublas_client"
 client host_path OZDGEMM_MODE=emulate OZDGEMM_MODULI=14 OZDGEMM_HOST_TILE=256 -- "$t/host_path_client"
+# Two workers on one GPU exchanging A, the operands of 64 MiB and more copied directly.
+client host_path_shared OZDGEMM_MODE=emulate OZDGEMM_MODULI=14 OZDGEMM_HOST_TILE=1024 \
+  OZDGEMM_HOST_WORKERS_PER_DEVICE=2 OZDGEMM_HOST_REGISTER=call -- "$t/host_path_client"
 client bad_input OZDGEMM_MODE=emulate -- "$t/bad_input_client"
 client stress OZDGEMM_MODE=emulate -- "$t/stress_client" 4 2 5
 client graph_capture OZDGEMM_MODE=emulate -- "$t/lifecycle_client" graph

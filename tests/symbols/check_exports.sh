@@ -6,6 +6,9 @@
 #   - libcublas/libcublasLt are not NEEDED: the library loads cuBLAS on first use
 #     (src/common/cublas_api.hpp), since cuBLASLt's load-time constructor costs every process
 #     that preloads the library, DGEMM or not, ~80 ms and ~95 MB.
+#   - no NCCL and no NVLink multicast: libnccl is not NEEDED, and neither an imported symbol
+#     nor a string of the library (a name looked up at run time) names NCCL or the driver's
+#     multicast objects (cuMulticast*). GPUs exchange data only by copies between two of them.
 # Usage: check_exports.sh path/to/libozdgemm.so path/to/allowed_exports.txt [NEEDED...]
 # With NEEDED names (the audit module: libc.so.6 libdl.so.2), every NEEDED entry must be one.
 # An allow-list line `@include PATH` (relative to the allow-list's folder) adds every name of
@@ -75,11 +78,25 @@ for dep in "${needed[@]}"; do
   fi
 done
 
+for dep in "${needed[@]}"; do
+  if [[ $dep == libnccl* ]]; then
+    echo "FAIL: $dep among NEEDED (the library never uses NCCL)"
+    status=1
+  fi
+done
+mapfile -t multicast < <({ nm -D --undefined-only "$lib" | awk '{ print $NF }'; strings -a "$lib"; } |
+                         grep -E 'cuMulticast|cudaMulticast|nccl[A-Z]|libnccl' | sort -u)
+if ((${#multicast[@]})); then
+  echo "FAIL: NCCL or NVLink multicast referenced: ${multicast[*]}"
+  status=1
+fi
+
 echo "exported symbols (${#symbols[@]}):"
 printf '  %s\n' "${symbols[@]}"
 echo "NEEDED:"
 printf '  %s\n' "${needed[@]}"
 if ((status == 0)); then
-  echo "PASS: exports within allow-list, no fmt/spdlog exported or NEEDED, no cuBLAS NEEDED"
+  echo "PASS: exports within allow-list, no fmt/spdlog exported or NEEDED, no cuBLAS NEEDED," \
+       "no NCCL or multicast"
 fi
 exit $status
