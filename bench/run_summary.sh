@@ -4,9 +4,9 @@
 # Every part runs native and through the library side by side and writes CSV under $OUT
 # (default ./out), with env.txt (date, GPU, driver, the build's commit):
 #
-#   single    PyTorch float64 and complex128 matmul (cublasDgemm, cublasZgemm) at n = 2048..16384:
-#             native, no settings, OZDGEMM_MODE=emulate (certified count), fixed s = 15 and 14
-#             (bench/batched/bmm_bench.py's single column; batch 1)          -> single.csv
+#   single    PyTorch float64 and complex128 matmul (cublasDgemm, cublasZgemm) at n = 2048..16384,
+#             phi = 0.5: native, no settings, OZDGEMM_MODE=emulate (certified count), fixed
+#             s = 15 and 14 (bench/batched/bmm_bench.py's single column; batch 1) -> single.csv
 #   certificate  the certified call against the fixed count it chose, cuBLAS's own emulation
 #             and the fallback, phi = 0.5 and 2 (certified_probe)          -> certificate_*.csv
 #   level3    cuBLAS SYRK, TRSM, HERK, ... and CuPy's potrf/getrf (bench/level3/run_level3.sh;
@@ -53,7 +53,7 @@ with() {
 part_single() {
   echo "dtype,batch,n,method,batch_ms,single_ms" > "$OUT/single.csv"
   for m in native default emulate s15 s14; do
-    with "$m" python3 "$here/batched/bmm_bench.py" "$m" 1:2048 1:4096 1:8192 1:16384 |
+    with "$m" python3 "$here/batched/bmm_bench.py" "$m" --phi 0.5 1:2048 1:4096 1:8192 1:16384 |
       tee -a "$OUT/single.csv"
   done
 }
