@@ -159,7 +159,7 @@ config load() {
     else if (std::strcmp(v, "off") == 0)
       c.host_peer = false;
     else
-      invalid("OZDGEMM_HOST_PEER", v, "on|off", "on");
+      invalid("OZDGEMM_HOST_PEER", v, "on|off", "off");
   }
   if (const char* v = env("OZDGEMM_HOST_REGISTER")) {
     if (!parse_register_setting(v, &c.host_register))

@@ -95,7 +95,7 @@ struct config {
   bool serve_cublaslt = true;  // OZDGEMM_CUBLASLT
   int host_workers_per_device = 1;
   // OZDGEMM_HOST_PEER: workers on linked GPUs send A to each other (host_path/a_share.hpp).
-  bool host_peer = true;
+  bool host_peer = false;
   register_setting host_register;
   // Test-only fault of the host path's workers: -1 = none; worker -1 = every worker.
   long long host_fail_after = -1;
