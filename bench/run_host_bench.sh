@@ -42,9 +42,7 @@ write_env() {
 # nothing is lost and the bits do not change. Across GPUs the ratio of the medians is the
 # multi-GPU speed-up. REGISTER_MODES (OZDGEMM_HOST_REGISTER, default "off") and PEER_MODES
 # (OZDGEMM_HOST_PEER, default "on") add their values to the sweep, and to the label when not the
-# default (e.g. REGISTER_MODES="off keep" compares staging with kept registrations; keep's
-# contract is that memory passed to DGEMM is never freed and reused, and the bench frees one
-# size's arrays before it makes the next size's: give keep one size per run). The
+# default (e.g. REGISTER_MODES="off call" compares staging with registration per call). The
 # "C digest" lines must agree across all runs. Needs no OpenBLAS: host calls not emulated would
 # go to runtime-libs' reference BLAS. Writes $OUT/host_workers.csv and host_workers.log.
 if [[ ${HOST_BENCH_MODE:-} == workers ]]; then

@@ -163,7 +163,7 @@ config load() {
   }
   if (const char* v = env("OZDGEMM_HOST_REGISTER")) {
     if (!parse_register_setting(v, &c.host_register))
-      invalid("OZDGEMM_HOST_REGISTER", v, "off|call|keep, optionally :bytes", "off");
+      invalid("OZDGEMM_HOST_REGISTER", v, "off|call, optionally :bytes", "off");
   }
   if (const char* v = env("OZDGEMM_HOST_FAIL_AFTER")) {
     if (!parse_fail_after(v, &c.host_fail_after, &c.host_fail_worker))
@@ -253,8 +253,6 @@ bool parse_register_setting(const char* s, register_setting* out) {
     r.mode = register_mode::off;
   else if (mode == "call")
     r.mode = register_mode::call;
-  else if (mode == "keep")
-    r.mode = register_mode::keep;
   else
     return false;
   if (colon != nullptr && (!parse_bytes(colon + 1, &r.cap) || r.cap < 4096)) return false;

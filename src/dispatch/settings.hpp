@@ -32,9 +32,9 @@
 //                         is for tests and measurements
 //   OZDGEMM_HOST_PEER     on | off: host-path workers pack A once among GPUs with peer access
 //                         and copy it GPU to GPU (on), or each packs all of A (off)
-//   OZDGEMM_HOST_REGISTER off | call | keep[:bytes]: page-lock the caller's matrices for the
-//                         host path's copies: never (off), for the call, or until evicted (keep,
-//                         for programs that never free them); at most bytes (a quarter of memory)
+//   OZDGEMM_HOST_REGISTER off | call[:bytes]: page-lock the caller's matrices for the host
+//                         path's copies: never (off) or for the call; at most bytes at once (a
+//                         quarter of memory)
 //   OZDGEMM_HOST_FAIL_AFTER  test-only: tiles[@worker]; that host-path worker (every one
 //                         without @) fails in the tile after its first `tiles`, part way
 //                         through writing it (unset)
@@ -65,9 +65,9 @@ namespace ozdgemm::detail {
 
 enum class run_mode { automatic, emulate, native };
 
-// OZDGEMM_HOST_REGISTER (host_path/host_register.hpp): page-lock the caller's matrices never,
-// for the call, or until evicted.
-enum class register_mode { off, call, keep };
+// OZDGEMM_HOST_REGISTER (host_path/host_register.hpp): page-lock the caller's matrices never or
+// for the call.
+enum class register_mode { off, call };
 struct register_setting {
   register_mode mode = register_mode::off;
   size_t cap = 0;  // bytes; 0: a quarter of the physical memory
@@ -117,7 +117,7 @@ bool parse_device_list(const char* s, std::vector<int>* devices, bool* all);
 // when absent. False, leaving the outputs alone, for anything else.
 bool parse_fail_after(const char* s, long long* tiles, int* worker);
 
-// OZDGEMM_HOST_REGISTER's syntax: `off`, `call` or `keep`, optionally followed by `:` and a
+// OZDGEMM_HOST_REGISTER's syntax: `off` or `call`, optionally followed by `:` and a
 // byte count with an optional K, M or G suffix (powers of 1024), at least 4096: the cap. False,
 // leaving *out alone, for anything else.
 bool parse_register_setting(const char* s, register_setting* out);

@@ -17,8 +17,8 @@ byte_range block_bytes(const double* base, int64_t ld, int64_t rows, int64_t col
 }
 
 registration_cache::registration_cache(host_registrar* registrar, size_t page, size_t min_bytes,
-                                       size_t cap, bool keep)
-    : registrar_(registrar), page_(page), min_bytes_(min_bytes), cap_(cap), keep_(keep) {
+                                       size_t cap)
+    : registrar_(registrar), page_(page), min_bytes_(min_bytes), cap_(cap) {
   if (registrar == nullptr || page == 0 || (page & (page - 1)) != 0)
     throw std::invalid_argument("registration_cache: a registrar and a power-of-two page");
 }
@@ -46,30 +46,7 @@ bool registration_cache::contained(const byte_range& r) const {
   return false;
 }
 
-// Unregisters least recently used registrations that no range of this call touches, until
-// `bytes` are free or none is left to evict.
-void registration_cache::make_room(size_t bytes, const std::vector<byte_range>& keep_these) {
-  size_t freed = 0;
-  while (freed < bytes) {
-    size_t victim = entries_.size();
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      const entry& e = entries_[i];
-      if (e.used == call_) continue;
-      if (std::any_of(keep_these.begin(), keep_these.end(),
-                      [&](const byte_range& r) { return overlap(e.begin, e.end, r.begin, r.end); }))
-        continue;
-      if (victim == entries_.size() || e.used < entries_[victim].used) victim = i;
-    }
-    if (victim == entries_.size()) return;
-    freed += entries_[victim].end - entries_[victim].begin;
-    registrar_->unregister_range(entries_[victim].begin);
-    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(victim));
-    ++last_.evicted;
-  }
-}
-
 std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ranges) {
-  ++call_;
   last_ = {};
   // The call's ranges worth registering, rounded out to pages; those that share a page merged.
   std::vector<byte_range> want;
@@ -103,13 +80,11 @@ std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ran
       ++last_.over_cap;
       continue;
     }
-    const size_t after = registered_bytes() - overlapped + t.size();
-    if (after > cap_ && keep_) make_room(after - cap_, merged);
     if (registered_bytes() - overlapped + t.size() > cap_) {
       ++last_.over_cap;
       continue;
     }
-    // Nothing is copying between calls: the overlapped registrations can go.
+    // The overlapped registrations are this call's own, made before any copy: they can go.
     for (size_t i = entries_.size(); i-- > 0;)
       if (overlap(entries_[i].begin, entries_[i].end, t.begin, t.end)) {
         registrar_->unregister_range(entries_[i].begin);
@@ -119,7 +94,7 @@ std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ran
       case host_registrar::result::registered: {
         const auto at = std::lower_bound(entries_.begin(), entries_.end(), t.begin,
                                          [](const entry& e, uintptr_t b) { return e.begin < b; });
-        entries_.insert(at, entry{t.begin, t.end, call_});
+        entries_.insert(at, entry{t.begin, t.end});
         ++last_.registered;
         break;
       }
@@ -137,9 +112,8 @@ std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ran
     const byte_range p = round_out(r, page_);
     bool in = false;
     if (r.end > r.begin)
-      for (entry& e : entries_)
+      for (const entry& e : entries_)
         if (e.begin <= p.begin && p.end <= e.end) {
-          e.used = call_;
           in = true;
           break;
         }
@@ -149,7 +123,6 @@ std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ran
 }
 
 void registration_cache::finish() noexcept {
-  if (keep_) return;
   for (const entry& e : entries_) registrar_->unregister_range(e.begin);
   entries_.clear();
 }

@@ -4,8 +4,14 @@
 //
 // Why it is off by default: pinning ran at 14 GB/s on the H200 host of
 // bench/results/probes/README.md, against about 45 GB/s for 16 threads packing into staging, so
-// registering for one call costs more than the copies it saves. It pays where the same memory is
-// registered once and used by many calls (`keep`), or on hosts where pinning is fast.
+// registering for one call costs more than the copies it saves. It pays on hosts where pinning is
+// fast.
+//
+// Registrations never outlive the call. The library cannot see the application free or unmap
+// its memory: a registration kept after that would have the GPUs read and write the old pages
+// when other memory is later mapped at the same address (seen on an H100: a test program that
+// frees its matrices between calls got a wrong C and a failed call). So there is no mode that
+// keeps them.
 //
 // The rules the cache keeps:
 // * cudaHostRegister locks whole pages, and a range that overlaps one already registered is
@@ -14,12 +20,8 @@
 //   registered as one with them (they are unregistered first: nothing is copying then).
 // * A range counts as registered (copied directly) only if it lies in one registration of ours:
 //   memory the application registered itself, or anything that fails, is staged as before.
-// * The registered bytes stay under a cap; `keep` evicts the least recently used registrations
-//   that the call does not use to make room.
-// * `call` unregisters everything once the call's copies are done. `keep` cannot know when the
-//   application frees its memory, so registrations stay until evicted: an application that frees
-//   or unmaps memory it passed to a host DGEMM, and maps other memory at that address later,
-//   would have the GPUs read and write the old pages. Only for programs that keep their matrices.
+// * The registered bytes stay under a cap; a range that would exceed it is staged.
+// * Everything is unregistered once the call's copies are done.
 #pragma once
 
 #include <cstddef>
@@ -52,35 +54,30 @@ class registration_cache {
   // page: the registration granularity (a power of two). min_bytes: smaller ranges are not
   // registered (they may still lie in a registration and be copied directly). cap: the most
   // bytes registered at once.
-  registration_cache(host_registrar* registrar, size_t page, size_t min_bytes, size_t cap,
-                     bool keep);
+  registration_cache(host_registrar* registrar, size_t page, size_t min_bytes, size_t cap);
 
   // Before a call's copies: registers what it can of `ranges` (see the file comment) and says
   // for each whether it lies in one registration of ours (copy it directly) or not (stage it).
   std::vector<bool> prepare(const std::vector<byte_range>& ranges);
-  // Once no copy of the call is in flight: `call` unregisters everything. Never throws.
+  // Once no copy of the call is in flight: unregisters everything. Never throws.
   void finish() noexcept;
 
   size_t registered_bytes() const;
   size_t registrations() const { return entries_.size(); }
   // For the log: what the last prepare() did.
   struct counts {
-    int registered = 0, reused = 0, refused = 0, failed = 0, evicted = 0, over_cap = 0;
+    int registered = 0, reused = 0, refused = 0, failed = 0, over_cap = 0;
   };
   const counts& last() const { return last_; }
 
  private:
   struct entry {
     uintptr_t begin, end;
-    uint64_t used;  // the call that last used it
   };
   bool contained(const byte_range& r) const;
-  void make_room(size_t bytes, const std::vector<byte_range>& keep_these);
 
   host_registrar* registrar_;
   size_t page_, min_bytes_, cap_;
-  bool keep_;
-  uint64_t call_ = 0;
   std::vector<entry> entries_;  // disjoint, sorted by begin
   counts last_;
 };

@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fp_flags.hpp"
 #include "common/logging.hpp"
 #include "core/moduli_choice.hpp"
 #include "dispatch/call_log.hpp"
@@ -165,7 +166,7 @@ registration_cache& host_registrations(const register_setting& s) {
     const size_t cap = s.cap != 0 ? s.cap : memory / 4;
     // Operands under one staging buffer are cheap to stage and not worth a registration.
     return new registration_cache(&cuda_registrar(), page_bytes, kStagingElements * sizeof(double),
-                                  cap, s.mode == register_mode::keep);
+                                  cap);
   }();
   return *cache;
 }
@@ -193,12 +194,12 @@ host_direct register_operands(const host_gemm& g, int device, const register_set
   };
   const bool a = d[0] && pitch_ok(g.lda), b = d[1] && pitch_ok(g.ldb), c = d[2] && pitch_ok(g.ldc);
   const registration_cache::counts& n = cache.last();
-  if (n.registered + n.refused + n.failed + n.evicted + n.over_cap > 0)
+  if (n.registered + n.refused + n.failed + n.over_cap > 0)
     logger().debug(
         "host path {}x{}x{}: page-locking: {} registered, {} reused, {} already registered by "
-        "the application, {} failed, {} evicted, {} over the cap, in {:.1f} ms; {} MiB locked; "
+        "the application, {} failed, {} over the cap, in {:.1f} ms; {} MiB locked; "
         "direct: A {}, B {}, C {}",
-        g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.evicted, n.over_cap,
+        g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.over_cap,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3,
         cache.registered_bytes() >> 20, a ? "yes" : "no", b ? "yes" : "no", c ? "yes" : "no");
   return host_direct{a, b, g.beta != 0.0 && c, g.beta == 0.0 && c};
@@ -265,6 +266,7 @@ const char* host_gemm_declines(int64_t m, int64_t n, int64_t k, bool complex) no
 
 host_offload_result try_host_offload(const host_gemm& g, const char* entry,
                                      host_embedded_call* embedded) noexcept {
+  const fp_flags_guard caller_flags;  // the CPU BLAS, where it runs, runs outside this scope
   const auto t0 = std::chrono::steady_clock::now();
   // The caller's shape in the decision line (an embedded call prices another one).
   const int64_t lm = embedded != nullptr ? embedded->m : g.m;

@@ -33,7 +33,7 @@ class HostRegisterGpu : public GpuTest {};
 
 TEST_F(HostRegisterGpu, CallModeLocksForTheCallOnly) {
   std::vector<double> v(72 * kMiB / sizeof(double), 1.5);
-  registration_cache cache(&cuda_registrar(), page(), 64 * kMiB, size_t{1} << 40, false);
+  registration_cache cache(&cuda_registrar(), page(), 64 * kMiB, size_t{1} << 40);
   // A 3000 x 3000 block with ld 3001 inside v (not page-aligned at either end).
   const double* base = v.data() + 5;
   const std::vector<bool> direct = cache.prepare({block_bytes(base, 3001, 3000, 3000)});
@@ -56,9 +56,9 @@ TEST_F(HostRegisterGpu, CallModeLocksForTheCallOnly) {
 }
 
 // Memory the program locked itself (cudaMallocHost, or its own cudaHostRegister of a range the
-// library's page-rounded range overlaps): CUDA refuses it as registered already; staged.
+// library's page-rounded range overlaps): CUDA refuses to register it again; staged.
 TEST_F(HostRegisterGpu, TheProgramsOwnPageLockedMemoryIsRefused) {
-  registration_cache cache(&cuda_registrar(), page(), kMiB, size_t{1} << 40, true);
+  registration_cache cache(&cuda_registrar(), page(), kMiB, size_t{1} << 40);
   double* pinned = nullptr;
   ASSERT_CUDA(cudaMallocHost(&pinned, 16 * kMiB));
   std::vector<double> v(16 * kMiB / sizeof(double));
@@ -67,7 +67,11 @@ TEST_F(HostRegisterGpu, TheProgramsOwnPageLockedMemoryIsRefused) {
   const std::vector<bool> direct = cache.prepare(
       {block_bytes(pinned + 100, 1000, 1000, 1000), block_bytes(v.data(), 1000, 1000, 1000)});
   EXPECT_EQ(direct, (std::vector<bool>{false, false}));
-  EXPECT_EQ(cache.last().refused, 2) << "cudaErrorHostMemoryAlreadyRegistered for both";
+  // CUDA refuses both, though not always as "already registered": on an H100 (driver 580) one
+  // of the two came back as another error. Either way the memory is staged.
+  EXPECT_EQ(cache.last().refused + cache.last().failed, 2)
+      << "refused " << cache.last().refused << ", failed " << cache.last().failed;
+  EXPECT_EQ(cache.last().registered, 0);
   EXPECT_EQ(cache.registrations(), 0u);
   cache.finish();
   EXPECT_TRUE(page_locked(v.data() + 1)) << "the program's registration is left alone";
