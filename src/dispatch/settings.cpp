@@ -107,6 +107,11 @@ config load() {
     else if (std::strcmp(v, "off") == 0) c.serve_cublaslt = false;
     else invalid("OZDGEMM_CUBLASLT", v, "on|off", "on");
   }
+  if (const char* v = env("OZDGEMM_POINTER_BATCHES")) {
+    if (std::strcmp(v, "on") == 0) c.pointer_batches = true;
+    else if (std::strcmp(v, "off") == 0) c.pointer_batches = false;
+    else invalid("OZDGEMM_POINTER_BATCHES", v, "on|off", "off");
+  }
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;
     if (parse_long(v, &d) && d >= 0 && d < 1024) c.device = static_cast<int>(d);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "batch_gather.cuh"
 #include "choice.cuh"
 #include "common/cublas_api.hpp"
 #include "common/env.hpp"
@@ -48,10 +49,12 @@ gpu_choice_graphs::gpu_choice_graphs() {
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&build_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&body_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(upload_chosen_tables(build_));
-  // A speculated call is often the first to launch these, and must not wait for a lazy load.
+  // A speculated call, or a pointer-array batch's packing, is often the first to launch these,
+  // and must not wait for a lazy load.
   OZDGEMM_CUDA_TRY(load_choice_kernels());
   OZDGEMM_CUDA_TRY(load_chosen_crt_kernels());
   OZDGEMM_CUDA_TRY(load_fallback_kernels());
+  OZDGEMM_CUDA_TRY(load_batch_gather_kernels());
   OZDGEMM_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&tally_host_),
                                  sizeof(unsigned long long) * (kMaxModuli + 1),
                                  cudaHostAllocMapped));

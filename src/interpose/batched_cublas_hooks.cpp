@@ -3,11 +3,13 @@
 // are routed once per batch on the shape of one matrix: the whole batch runs native when that
 // matrix would, else every matrix is served as its own GEMM (device_gemm.hpp), so each equals
 // the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
-// cublasGemmBatchedEx, each also _64) and grouped batches (cublasDgemmGroupedBatched,
-// cublasGemmGroupedBatchedEx, each also _64) hold their pointers in device memory, which the host
-// would have to wait for: they are forwarded, with a decision line. Invalid arguments, empty
-// batches and batches whose C matrices overlap are forwarded unchanged, so cuBLAS gives its own
-// status. No exception leaves these functions.
+// cublasGemmBatchedEx, each also _64) hold their pointers in device memory, which the host would
+// have to wait for: with OZDGEMM_POINTER_BATCHES=on they are routed the same way and a routed
+// batch is served in chunks copied into a packed buffer and back (engine/packed_batch.hpp), and
+// grouped batches (cublasDgemmGroupedBatched, cublasGemmGroupedBatchedEx, each also _64) group
+// by group likewise; otherwise both are forwarded with a decision line (per group).
+// Invalid arguments, empty batches and batches whose C matrices overlap are forwarded unchanged,
+// so cuBLAS gives its own status. No exception leaves these functions.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -16,7 +18,11 @@
 #include <type_traits>
 
 #include "api/dgemm_internal.hpp"
+#include "common/cublas_api.hpp"
+#include "common/logging.hpp"
 #include "dispatch/call_log.hpp"
+#include "dispatch/settings.hpp"
+#include "engine/packed_batch.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/real_symbol.hpp"
@@ -32,22 +38,26 @@ struct strided_batch {
   int64_t stride_a, stride_b, stride_c, count;
 };
 
-// cuBLAS's argument rules for one matrix of the batch, and a batch whose C matrices are apart.
+// cuBLAS's argument rules for one matrix of a batch of `count` (not empty).
 template <class T>
-bool servable(const strided_batch<T>& x) {
-  const device_request<T>& r = x.first;
+bool valid_matrix(const device_request<T>& r, int64_t count) {
   const auto op_ok = [](cublasOperation_t t) {
     return t == CUBLAS_OP_N || t == CUBLAS_OP_T || t == CUBLAS_OP_C;
   };
-  if (!op_ok(r.ta) || !op_ok(r.tb) || r.m <= 0 || r.n <= 0 || r.k < 0 || x.count <= 0)
-    return false;
+  if (!op_ok(r.ta) || !op_ok(r.tb) || r.m <= 0 || r.n <= 0 || r.k < 0 || count <= 0) return false;
   const int64_t rows_a = r.ta == CUBLAS_OP_N ? r.m : r.k;
   const int64_t rows_b = r.tb == CUBLAS_OP_N ? r.k : r.n;
-  if (r.lda < std::max<int64_t>(1, rows_a) || r.ldb < std::max<int64_t>(1, rows_b) ||
-      r.ldc < std::max<int64_t>(1, r.m) || r.alpha == nullptr || r.beta == nullptr)
-    return false;
-  // C_i apart: consecutive matrices at least one matrix's span apart (ldc n elements).
-  return x.count == 1 || (x.stride_c > 0 && x.stride_c / r.n >= r.ldc);
+  return r.lda >= std::max<int64_t>(1, rows_a) && r.ldb >= std::max<int64_t>(1, rows_b) &&
+         r.ldc >= std::max<int64_t>(1, r.m) && r.alpha != nullptr && r.beta != nullptr;
+}
+
+// ... and a strided batch whose C matrices are apart: consecutive matrices at least one
+// matrix's span (ldc n elements) apart.
+template <class T>
+bool servable(const strided_batch<T>& x) {
+  const device_request<T>& r = x.first;
+  return valid_matrix(r, x.count) &&
+         (x.count == 1 || (x.stride_c > 0 && x.stride_c / r.n >= r.ldc));
 }
 
 // libcublas's own 64-bit GEMM of the element type.
@@ -96,15 +106,138 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
   }
 }
 
-// A pointer-array batch: forwarded, with one decision line when it is plain FP64.
-template <class Native>
-cublasStatus_t forward_pointer_array(const char* entry, int64_t m, int64_t n, int64_t k,
-                                     Native&& native) noexcept {
-  if (!inside_interception() && !in_native_fallback()) {
-    log_call({entry, m, n, k, outcome::native, "pointer arrays in device memory (not served)", 0,
-              0.0, 0.0, 0.0});
+// A pointer-array batch: matrix i's operands at a[i], b[i], c[i], the arrays in device memory.
+template <class T>
+struct pointer_batch {
+  device_request<T> shape;  // entry, handle, ops, sizes, scalars, leading dimensions; no matrix
+  const T* const* a;
+  const T* const* b;
+  T* const* c;
+  int64_t count;
+};
+
+// How many matrices one packed chunk holds: what OZDGEMM_MAX_WORKSPACE allows, else a quarter
+// of the device memory free now (the engine's own workspace needs room beside it; 1 GiB while
+// the stream is being captured, when the library asks CUDA nothing but stream work), and at
+// least one matrix.
+int64_t chunk_matrices(size_t matrix_bytes, int64_t count, cudaStream_t stream) {
+  size_t cap = settings().max_workspace;
+  if (cap == 0) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
+    size_t free_bytes = size_t{4} << 30, total_bytes = 0;
+    if (capture == cudaStreamCaptureStatusNone &&
+        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess)
+      (void)cudaGetLastError();
+    cap = free_bytes / 4;
   }
-  return native();
+  const size_t fits = matrix_bytes == 0 ? static_cast<size_t>(count) : cap / matrix_bytes;
+  return std::max<int64_t>(1, std::min<int64_t>(count, static_cast<int64_t>(
+                                                            std::min<size_t>(fits, INT64_MAX))));
+}
+
+// OZDGEMM_POINTER_BATCHES (settings may throw: false then).
+bool settings_pointer_batches() noexcept {
+  try {
+    return settings().pointer_batches;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool is_zero(const double& v) { return v == 0.0; }
+bool is_zero(const cuDoubleComplex& v) { return v.x == 0.0 && v.y == 0.0; }
+
+// Serves a pointer-array batch chunk by chunk through packed copies, each matrix as its own GEMM
+// (so it equals the single call on it), or runs native_range(first, count): the batched routine
+// unchanged on matrices [first, first + count).
+template <class T, class NativeRange>
+cublasStatus_t serve_pointers(const pointer_batch<T>& x, NativeRange&& native_range) noexcept {
+  const auto all = [&] { return native_range(0, x.count); };
+  if (inside_interception() || in_native_fallback()) return all();
+  const device_request<T>& r = x.shape;
+  int64_t done = 0;  // matrices [0, done) have their results (or are enqueued)
+  try {
+    if (!valid_matrix(r, x.count) || x.a == nullptr || x.b == nullptr || x.c == nullptr)
+      return all();
+    static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
+    const char* why = !settings_pointer_batches()
+                          ? "pointer arrays in device memory (OZDGEMM_POINTER_BATCHES=off)"
+                      : gemm == nullptr ? "libcublas lacks its GEMM"
+                                        : device_gemm_declines(r);
+    cudaStream_t stream = nullptr;
+    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+    if (why == nullptr && (cublas_get_stream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS ||
+                           cublas_get_pointer_mode(r.handle, &mode) != CUBLAS_STATUS_SUCCESS))
+      why = "unreadable handle";
+    if (why != nullptr) {
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0.0, 0.0, 0.0});
+      return all();
+    }
+    const bool device_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;
+    const int elem = static_cast<int>(sizeof(T));
+    const int64_t rows_a = r.ta == CUBLAS_OP_N ? r.m : r.k, cols_a = r.ta == CUBLAS_OP_N ? r.k : r.m;
+    const int64_t rows_b = r.tb == CUBLAS_OP_N ? r.k : r.n, cols_b = r.tb == CUBLAS_OP_N ? r.n : r.k;
+    const auto ptrs = [](const void* p) { return static_cast<const void* const*>(p); };
+    const batch_operand a{ptrs(x.a), r.lda, rows_a, cols_a, elem};
+    const batch_operand b{ptrs(x.b), r.ldb, rows_b, cols_b, elem};
+    const batch_operand c{ptrs(x.c), r.ldc, r.m, r.n, elem};
+    const int64_t per_chunk =
+        chunk_matrices(packed_batch::matrix_bytes(a, b, c), x.count, stream);
+    // BLAS reads neither A nor B when alpha is 0; in device pointer mode the kernels look.
+    const bool read_ab = device_scalars || !is_zero(*r.alpha);
+    logger().debug("{}: {} matrices of m={} n={} k={} from device pointer arrays, {} per packed "
+                   "chunk, each served as its own GEMM",
+                   r.entry, x.count, r.m, r.n, r.k, per_chunk);
+    while (done < x.count) {
+      const int64_t here = std::min(per_chunk, x.count - done);
+      packed_batch pk(a, b, c, done, here, stream);
+      if (!pk.ok()) {
+        log_call({r.entry, r.m, r.n, r.k, outcome::fallback,
+                  "no device memory for the packed chunk", 0, 0.0, 0.0, 0.0});
+        const cublasStatus_t st = native_range(done, here);
+        if (st != CUBLAS_STATUS_SUCCESS) return st;
+        done += here;
+        continue;
+      }
+      pk.gather(device_scalars ? reinterpret_cast<const double*>(r.alpha) : nullptr, read_ab);
+      for (int64_t i = 0; i < here; ++i) {
+        device_request<T> ri = r;
+        ri.a = static_cast<const T*>(pk.a(i));
+        ri.lda = std::max<int64_t>(1, rows_a);
+        ri.b = static_cast<const T*>(pk.b(i));
+        ri.ldb = std::max<int64_t>(1, rows_b);
+        ri.c = static_cast<T*>(pk.c(i));
+        ri.ldc = r.m;
+        auto one = [&] {
+          return gemm(ri.handle, ri.ta, ri.tb, ri.m, ri.n, ri.k, ri.alpha, ri.a, ri.lda, ri.b,
+                      ri.ldb, ri.beta, ri.c, ri.ldc);
+        };
+        const cublasStatus_t st = serve_device(ri, one);
+        if (st != CUBLAS_STATUS_SUCCESS) return st;
+      }
+      pk.scatter();  // a failed launch writes nothing: the chunk then runs native below
+      done += here;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+  } catch (...) {
+    // A packing launch failed: what was not scattered yet is untouched.
+    return done < x.count ? native_range(done, x.count - done) : CUBLAS_STATUS_SUCCESS;
+  }
+}
+
+// The plain FP64 arguments of a pointer-array batch (Ex form: void arrays).
+template <class T, class Int>
+pointer_batch<T> pointers_of(const char* entry, cublasHandle_t h, cublasOperation_t ta,
+                             cublasOperation_t tb, Int m, Int n, Int k, const void* alpha,
+                             const void* const a[], Int lda, const void* const b[], Int ldb,
+                             const void* beta, void* const c[], Int ldc, Int count) {
+  return {{entry, h, ta, tb, m, n, k, static_cast<const T*>(alpha), nullptr, lda, nullptr, ldb,
+           static_cast<const T*>(beta), nullptr, ldc},
+          reinterpret_cast<const T* const*>(a),
+          reinterpret_cast<const T* const*>(b),
+          reinterpret_cast<T* const*>(c),
+          count};
 }
 
 // A grouped batch: forwarded, with one decision line per group of plain FP64 matrices (the
@@ -121,6 +254,75 @@ cublasStatus_t forward_grouped(const char* entry, const Int* m, const Int* n, co
                   0.0});
   }
   return native();
+}
+
+// A grouped batch: group g is a pointer-array batch of sizes[g] matrices of its own shape and
+// scalars (alpha + g, beta + g: host or device memory as the pointer mode says), its matrices the
+// next sizes[g] entries of the arrays.
+template <class T, class Int>
+struct grouped_batch {
+  const char* entry;
+  cublasHandle_t handle;
+  const cublasOperation_t *ta, *tb;
+  const Int *m, *n, *k;
+  const T* alpha;
+  const T* const* a;
+  const Int* lda;
+  const T* const* b;
+  const Int* ldb;
+  const T* beta;
+  T* const* c;
+  const Int* ldc;
+  Int groups;
+  const Int* sizes;
+};
+
+// With OZDGEMM_POINTER_BATCHES=on each group is served as a pointer-array batch
+// (serve_pointers), its native runs being native_group(g, first, count): the grouped routine on
+// matrices [first, first + count) of the arrays, as group g alone. A call cuBLAS would refuse
+// (a missing array, a negative count or size, an invalid group) is forwarded whole (`native`).
+template <class T, class Int, class NativeGroup, class Native>
+cublasStatus_t serve_grouped(const grouped_batch<T, Int>& x, NativeGroup&& native_group,
+                             Native&& native) noexcept {
+  if (!settings_pointer_batches()) return forward_grouped(x.entry, x.m, x.n, x.k, x.groups,
+                                                          x.sizes, native);
+  if (inside_interception() || in_native_fallback()) return native();
+  const auto shape = [&](Int g) {
+    return device_request<T>{x.entry,  x.handle,   x.ta[g], x.tb[g],       x.m[g],
+                             x.n[g],   x.k[g],     x.alpha + g, nullptr,   x.lda[g],
+                             nullptr,  x.ldb[g],   x.beta + g,  nullptr,   x.ldc[g]};
+  };
+  if (x.ta == nullptr || x.tb == nullptr || x.m == nullptr || x.n == nullptr || x.k == nullptr ||
+      x.lda == nullptr || x.ldb == nullptr || x.ldc == nullptr || x.sizes == nullptr ||
+      x.alpha == nullptr || x.beta == nullptr || x.groups < 0)
+    return native();
+  for (Int g = 0; g < x.groups; ++g)
+    if (x.sizes[g] < 0 || (x.sizes[g] > 0 && !valid_matrix(shape(g), x.sizes[g])))
+      return native();
+  int64_t offset = 0;
+  for (Int g = 0; g < x.groups; ++g) {
+    if (x.sizes[g] == 0) continue;
+    const pointer_batch<T> group{shape(g), x.a + offset, x.b + offset, x.c + offset, x.sizes[g]};
+    const cublasStatus_t st = serve_pointers(group, [&](int64_t first, int64_t q) {
+      return native_group(static_cast<int64_t>(g), offset + first, q);
+    });
+    if (st != CUBLAS_STATUS_SUCCESS) return st;
+    offset += x.sizes[g];
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The plain FP64 arguments of a grouped batch in its Ex form (void scalars and arrays).
+template <class T, class Int>
+grouped_batch<T, Int> grouped_of(const char* entry, cublasHandle_t h, const cublasOperation_t* ta,
+                                 const cublasOperation_t* tb, const Int* m, const Int* n,
+                                 const Int* k, const void* alpha, const void* const* a,
+                                 const Int* lda, const void* const* b, const Int* ldb,
+                                 const void* beta, void* const* c, const Int* ldc, Int groups,
+                                 const Int* sizes) {
+  return {entry, h, ta, tb, m, n, k, static_cast<const T*>(alpha),
+          reinterpret_cast<const T* const*>(a), lda, reinterpret_cast<const T* const*>(b), ldb,
+          static_cast<const T*>(beta), reinterpret_cast<T* const*>(c), ldc, groups, sizes};
 }
 
 template <class T, class Int, class Native>
@@ -198,7 +400,8 @@ OZDGEMM_STRIDED_EX(cublasGemmStridedBatchedEx_64, int64_t)
 #undef OZDGEMM_STRIDED_EX
 #undef OZDGEMM_FORWARD
 
-// ---- cublas[DZ]gemmBatched[_64]: forwarded with a decision line.
+// ---- cublas[DZ]gemmBatched[_64]: served through packed copies (OZDGEMM_POINTER_BATCHES=on),
+// else forwarded with a decision line.
 #define OZDGEMM_FORWARD next(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, count)
 #define OZDGEMM_POINTERS(NAME, INT, T)                                                           \
   OZDGEMM_API cublasStatus_t NAME(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,  \
@@ -208,7 +411,14 @@ OZDGEMM_STRIDED_EX(cublasGemmStridedBatchedEx_64, int64_t)
     OZDGEMM_NEXT(#NAME, cublasHandle_t, cublasOperation_t, cublasOperation_t, INT, INT, INT,     \
                  const T*, const T* const*, INT, const T* const*, INT, const T*, T* const*, INT, \
                  INT);                                                                           \
-    return forward_pointer_array(#NAME, m, n, k, native);                                        \
+    const pointer_batch<T> x{{#NAME, h, ta, tb, m, n, k, alpha, nullptr, lda, nullptr, ldb,      \
+                              beta, nullptr, ldc},                                               \
+                             A, B, C, count};                                                    \
+    return serve_pointers(x, [&](int64_t first, int64_t q) {                                     \
+      if (q == count || next == nullptr) return native();                                       \
+      return next(h, ta, tb, m, n, k, alpha, A + first, lda, B + first, ldb, beta, C + first,    \
+                  ldc, static_cast<INT>(q));                                                     \
+    });                                                                                          \
   }
 OZDGEMM_POINTERS(cublasDgemmBatched, int, double)
 OZDGEMM_POINTERS(cublasDgemmBatched_64, int64_t, double)
@@ -217,8 +427,8 @@ OZDGEMM_POINTERS(cublasZgemmBatched_64, int64_t, cuDoubleComplex)
 #undef OZDGEMM_POINTERS
 #undef OZDGEMM_FORWARD
 
-// ---- cublasGemmBatchedEx[_64]: plain FP64 forwarded with a decision line, anything else
-// forwarded unchanged.
+// ---- cublasGemmBatchedEx[_64]: plain FP64 as cublas[DZ]gemmBatched, anything else forwarded
+// unchanged.
 #define OZDGEMM_FORWARD \
   next(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, count, compute, algo)
 #define OZDGEMM_POINTERS_EX(NAME, INT)                                                            \
@@ -232,15 +442,32 @@ OZDGEMM_POINTERS(cublasZgemmBatched_64, int64_t, cuDoubleComplex)
                  const void*, const void* const*, cudaDataType, INT, const void* const*,          \
                  cudaDataType, INT, const void*, void* const*, cudaDataType, INT, INT,            \
                  cublasComputeType_t, cublasGemmAlgo_t);                                          \
-    if (gemm_ex_fp64_kind(at, bt, ct, compute, algo) == fp64_kind::none) return native();                   \
-    return forward_pointer_array(#NAME, m, n, k, native);                                         \
+    const auto range = [&](int64_t first, int64_t q) {                                           \
+      if (q == count || next == nullptr) return native();                                        \
+      return next(h, ta, tb, m, n, k, alpha, A + first, at, lda, B + first, bt, ldb, beta,        \
+                  C + first, ct, ldc, static_cast<INT>(q), compute, algo);                        \
+    };                                                                                            \
+    switch (gemm_ex_fp64_kind(at, bt, ct, compute, algo)) {                                      \
+      case fp64_kind::real:                                                                       \
+        return serve_pointers(pointers_of<double>(#NAME, h, ta, tb, m, n, k, alpha, A, lda, B,    \
+                                                  ldb, beta, C, ldc, count),                      \
+                              range);                                                             \
+      case fp64_kind::complex:                                                                    \
+        return serve_pointers(pointers_of<cuDoubleComplex>(#NAME, h, ta, tb, m, n, k, alpha, A,   \
+                                                           lda, B, ldb, beta, C, ldc, count),     \
+                              range);                                                             \
+      case fp64_kind::none:                                                                       \
+        break;                                                                                    \
+    }                                                                                             \
+    return native();                                                                              \
   }
 OZDGEMM_POINTERS_EX(cublasGemmBatchedEx, int)
 OZDGEMM_POINTERS_EX(cublasGemmBatchedEx_64, int64_t)
 #undef OZDGEMM_POINTERS_EX
 #undef OZDGEMM_FORWARD
 
-// ---- cublasDgemmGroupedBatched[_64]: forwarded with a decision line per group.
+// ---- cublasDgemmGroupedBatched[_64]: each group as a pointer-array batch
+// (OZDGEMM_POINTER_BATCHES=on), else forwarded with a decision line per group.
 #define OZDGEMM_FORWARD next(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, groups, sizes)
 #define OZDGEMM_GROUPED(NAME, INT)                                                              \
   OZDGEMM_API cublasStatus_t NAME(cublasHandle_t h, const cublasOperation_t ta[],               \
@@ -253,15 +480,23 @@ OZDGEMM_POINTERS_EX(cublasGemmBatchedEx_64, int64_t)
                  const INT*, const INT*, const INT*, const double*, const double* const*,       \
                  const INT*, const double* const*, const INT*, const double*, double* const*,   \
                  const INT*, INT, const INT*);                                                  \
-    return forward_grouped(#NAME, m, n, k, groups, sizes, native);                              \
+    const grouped_batch<double, INT> x{#NAME, h,    ta,  tb,   m, n,    k,   alpha, A,     \
+                                       lda,   B,    ldb, beta, C, ldc,  groups, sizes};    \
+    const auto group = [&](int64_t g, int64_t first, int64_t q) {                               \
+      const INT size = static_cast<INT>(q);                                                     \
+      if (next == nullptr) return CUBLAS_STATUS_NOT_SUPPORTED;                                  \
+      return next(h, ta + g, tb + g, m + g, n + g, k + g, alpha + g, A + first, lda + g,        \
+                  B + first, ldb + g, beta + g, C + first, ldc + g, 1, &size);                  \
+    };                                                                                          \
+    return serve_grouped(x, group, native);                                                     \
   }
 OZDGEMM_GROUPED(cublasDgemmGroupedBatched, int)
 OZDGEMM_GROUPED(cublasDgemmGroupedBatched_64, int64_t)
 #undef OZDGEMM_GROUPED
 #undef OZDGEMM_FORWARD
 
-// ---- cublasGemmGroupedBatchedEx[_64]: plain FP64 forwarded with a decision line per group,
-// anything else forwarded unchanged.
+// ---- cublasGemmGroupedBatchedEx[_64]: real FP64 as cublasDgemmGroupedBatched, complex FP64
+// forwarded with a decision line per group, anything else forwarded unchanged.
 #define OZDGEMM_FORWARD \
   next(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, groups, sizes, compute)
 #define OZDGEMM_GROUPED_EX(NAME, INT)                                                            \
@@ -277,9 +512,21 @@ OZDGEMM_GROUPED(cublasDgemmGroupedBatched_64, int64_t)
                  cudaDataType, const INT*, const void* const*, cudaDataType, const INT*,         \
                  const void*, void* const*, cudaDataType, const INT*, INT, const INT*,           \
                  cublasComputeType_t);                                                           \
-    if (gemm_ex_fp64_kind(at, bt, ct, compute, CUBLAS_GEMM_DEFAULT) == fp64_kind::none)          \
-      return native();                                                                           \
-    return forward_grouped(#NAME, m, n, k, groups, sizes, native);                               \
+    const fp64_kind kind = gemm_ex_fp64_kind(at, bt, ct, compute, CUBLAS_GEMM_DEFAULT);         \
+    if (kind == fp64_kind::none) return native();                                                \
+    /* Complex grouped batches: cuBLAS documents real types only; forwarded, its status. */     \
+    if (kind == fp64_kind::complex) return forward_grouped(#NAME, m, n, k, groups, sizes, native); \
+    const auto group = [&](int64_t g, int64_t first, int64_t q) {                                \
+      const INT size = static_cast<INT>(q);                                                      \
+      if (next == nullptr) return CUBLAS_STATUS_NOT_SUPPORTED;                                   \
+      return next(h, ta + g, tb + g, m + g, n + g, k + g, static_cast<const double*>(alpha) + g, \
+                  A + first, at, lda + g, B + first, bt, ldb + g,                                \
+                  static_cast<const double*>(beta) + g, C + first, ct, ldc + g, 1, &size,        \
+                  compute);                                                                      \
+    };                                                                                           \
+    return serve_grouped(grouped_of<double>(#NAME, h, ta, tb, m, n, k, alpha, A, lda, B, ldb,    \
+                                            beta, C, ldc, groups, sizes),                        \
+                         group, native);                                                         \
   }
 OZDGEMM_GROUPED_EX(cublasGemmGroupedBatchedEx, int)
 OZDGEMM_GROUPED_EX(cublasGemmGroupedBatchedEx_64, int64_t)

@@ -7,7 +7,10 @@
 // normwise tolerance of native cuBLAS (a pedantic handle, which the library forwards). Invalid
 // batches get cuBLAS's status and write nothing; overlapping C, pointer-array and grouped
 // batches run native. The C API's batched forms equal ozdgemm_dgemm per matrix. check_log.sh then
-// finds the strided entries emulated in the log.
+// finds the strided entries emulated in the log. `batched_client pointers`, run with
+// OZDGEMM_POINTER_BATCHES=on: the same for pointer-array batches (cublas[DZ]gemmBatched,
+// cublasGemmBatchedEx, int and _64), A broadcast by a repeated pointer, graph capture,
+// alpha = 0 in device pointer mode with null matrices, and grouped batches of two shapes.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -154,6 +157,227 @@ void batch_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOpera
   for (double* p : {da, db, dc, dn, ds}) cudaFree(p);
 }
 
+// A device array holding `ptrs` (freed by the caller with cudaFree).
+template <class P>
+P* device_array(const std::vector<P>& ptrs) {
+  P* d = nullptr;
+  cudaMalloc(&d, ptrs.size() * sizeof(P));
+  cudaMemcpy(d, ptrs.data(), ptrs.size() * sizeof(P), cudaMemcpyHostToDevice);
+  return d;
+}
+
+// One pointer-array batch (cublas[DZ]gemmBatched or cublasGemmBatchedEx, int or _64), real when
+// w == 1, complex when w == 2, the arrays in device memory.
+cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta,
+                        cublasOperation_t tb, int64_t m, int64_t n, int64_t k,
+                        const double* alpha, const double* const* A, int64_t lda,
+                        const double* const* B, int64_t ldb, const double* beta,
+                        double* const* C, int64_t ldc, int64_t count) {
+  using cz = cuDoubleComplex;
+  const auto* za = reinterpret_cast<const cz* const*>(A);
+  const auto* zb = reinterpret_cast<const cz* const*>(B);
+  const auto* zc = reinterpret_cast<cz* const*>(C);
+  const auto* zal = reinterpret_cast<const cz*>(alpha);
+  const auto* zbe = reinterpret_cast<const cz*>(beta);
+  const auto* va = reinterpret_cast<const void* const*>(A);
+  const auto* vb = reinterpret_cast<const void* const*>(B);
+  const auto* vc = reinterpret_cast<void* const*>(C);
+  const cudaDataType t = w == 1 ? CUDA_R_64F : CUDA_C_64F;
+  switch (f) {
+    case form::typed:
+      return w == 1 ? cublasDgemmBatched(h, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B,
+                                         int(ldb), beta, C, int(ldc), int(count))
+                    : cublasZgemmBatched(h, ta, tb, int(m), int(n), int(k), zal, za, int(lda), zb,
+                                         int(ldb), zbe, zc, int(ldc), int(count));
+    case form::typed_64:
+      return w == 1 ? cublasDgemmBatched_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                            ldc, count)
+                    : cublasZgemmBatched_64(h, ta, tb, m, n, k, zal, za, lda, zb, ldb, zbe, zc,
+                                            ldc, count);
+    case form::ex:
+      return cublasGemmBatchedEx(h, ta, tb, int(m), int(n), int(k), alpha, va, t, int(lda), vb, t,
+                                 int(ldb), beta, vc, t, int(ldc), int(count), CUBLAS_COMPUTE_64F,
+                                 CUBLAS_GEMM_DEFAULT);
+    case form::ex_64:
+      return cublasGemmBatchedEx_64(h, ta, tb, m, n, k, alpha, va, t, lda, vb, t, ldb, beta, vc, t,
+                                    ldc, count, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  }
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+// With OZDGEMM_POINTER_BATCHES=on: a pointer-array batch over matrices laid out as batch_case's
+// (gaps between them, padded leading dimensions, adversarial matrices, A broadcast by repeating
+// its pointer) equals the single call on each matrix bit for bit and leaves the gaps alone; and
+// is within the tolerance of native cuBLAS. capture: the batch is captured into a CUDA graph on
+// the handle's stream and replayed instead of called.
+void pointer_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOperation_t ta,
+                  cublasOperation_t tb, bool broadcast_a, bool capture) {
+  ++cases;
+  const int64_t m = 130, n = 97, k = 150;
+  const int64_t lda = (ta == CUBLAS_OP_N ? m : k) + 3, ldb = (tb == CUBLAS_OP_N ? k : n) + 1,
+                ldc = m + 2;
+  const int64_t cols_a = ta == CUBLAS_OP_N ? k : m, cols_b = tb == CUBLAS_OP_N ? n : k;
+  const int64_t sa = lda * cols_a + 5, sb = ldb * cols_b + 7, sc = ldc * n + 11;
+  const size_t na = static_cast<size_t>(sa * kBatch * w), nb = static_cast<size_t>(sb * kBatch * w);
+  const size_t nc = static_cast<size_t>(sc * kBatch * w);
+  std::vector<double> a = random_doubles(na, 11), b = random_doubles(nb, 12),
+                      c = random_doubles(nc, 13);
+  adversarial(b, static_cast<size_t>(sb * w), kBatch);
+  const double alpha[2] = {0.75, -0.25}, beta[2] = {0.5, 0.375};
+  double *da = to_device(a), *db = to_device(b), *dc = to_device(c), *dn = to_device(c);
+  double* ds = to_device(c);
+  std::vector<const double*> pa, pb;
+  std::vector<double*> pc, pn;
+  for (int i = 0; i < kBatch; ++i) {
+    pa.push_back(da + (broadcast_a ? 0 : i * sa * w));
+    pb.push_back(db + i * sb * w);
+    pc.push_back(dc + i * sc * w);
+    pn.push_back(dn + i * sc * w);
+  }
+  const double** dpa = device_array(pa);
+  const double** dpb = device_array(pb);
+  double** dpc = device_array(pc);
+  double** dpn = device_array(pn);
+  const std::string what = std::string("pointer array ") + (w == 1 ? "real " : "complex ") +
+                           form_name(f) + " ta " + std::to_string(int(ta)) + " tb " +
+                           std::to_string(int(tb)) + (broadcast_a ? " A broadcast" : "") +
+                           (capture ? " captured" : "");
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  if (capture) {
+    cudaStream_t stream = nullptr;
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cublasSetStream(h, stream);
+    // One eager call on this stream first: the engine's workspace cannot grow under capture.
+    pointers(f, w, h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc, ldc, kBatch);
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(dc, c.data(), nc * sizeof(double), cudaMemcpyHostToDevice);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+    st = pointers(f, w, h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc, ldc, kBatch);
+    CHECK(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "%s: capture", what.c_str());
+    CHECK(graph != nullptr && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+              cudaGraphLaunch(exec, stream) == cudaSuccess &&
+              cudaStreamSynchronize(stream) == cudaSuccess,
+          "%s: graph", what.c_str());
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cublasSetStream(h, nullptr);
+    cudaStreamDestroy(stream);
+  } else {
+    st = pointers(f, w, h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc, ldc, kBatch);
+  }
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: status %d", what.c_str(), int(st));
+  pointers(f, w, nat, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpn, ldc, kBatch);
+  for (int i = 0; i < kBatch; ++i)
+    single(w, h, ta, tb, m, n, k, alpha, pa[static_cast<size_t>(i)], lda,
+           pb[static_cast<size_t>(i)], ldb, beta, ds + i * sc * w, ldc);
+  const std::vector<double> got = to_host(dc, nc), want = to_host(dn, nc), one = to_host(ds, nc);
+  for (int i = 0; i < kBatch; ++i) {
+    const size_t at = static_cast<size_t>(i * sc * w), len = static_cast<size_t>(sc * w);
+    CHECK(std::memcmp(got.data() + at, one.data() + at, len * sizeof(double)) == 0,
+          "%s: matrix %d (or the gap after it) differs from its single call", what.c_str(), i);
+    if (i != 1)  // wide exponents: native's own error is not the scale
+      close_to(what + " matrix " + std::to_string(i),
+               std::vector<double>(got.begin() + at, got.begin() + at + len),
+               std::vector<double>(want.begin() + at, want.begin() + at + len), 1e-12);
+  }
+  for (void* p : {static_cast<void*>(dpa), static_cast<void*>(dpb), static_cast<void*>(dpc),
+                  static_cast<void*>(dpn)})
+    cudaFree(p);
+  for (double* p : {da, db, dc, dn, ds}) cudaFree(p);
+}
+
+// A grouped batch (cublasDgemmGroupedBatched, or cublasGemmGroupedBatchedEx with CUDA_R_64F:
+// cuBLAS documents no complex grouped batch) of two groups of their own shapes, ops and scalars
+// (beta 0 in the second): every matrix equals its single call bit for bit.
+void grouped_case(bool ex, cublasHandle_t h) {
+  ++cases;
+  const cublasOperation_t ta[2] = {CUBLAS_OP_N, CUBLAS_OP_T}, tb[2] = {CUBLAS_OP_T, CUBLAS_OP_N};
+  const int m[2] = {64, 48}, n[2] = {72, 40}, k[2] = {80, 56}, sizes[2] = {3, 2};
+  const int lda[2] = {64, 56}, ldb[2] = {72, 56}, ldc[2] = {64, 48};
+  const double alpha[2] = {0.75, -1.25}, beta[2] = {0.5, 0.0};
+  std::vector<double*> owned;
+  std::vector<const double*> pa, pb;
+  std::vector<double*> pc, ps;
+  std::vector<size_t> c_len;
+  unsigned seed = 30;
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < sizes[g]; ++i) {
+      const size_t la = static_cast<size_t>(m[g]) * k[g], lb = static_cast<size_t>(k[g]) * n[g],
+                   lc = static_cast<size_t>(m[g]) * n[g];
+      double* da = to_device(random_doubles(la, seed++));
+      double* db = to_device(random_doubles(lb, seed++));
+      const std::vector<double> c = random_doubles(lc, seed++);
+      double *dc = to_device(c), *ds = to_device(c);
+      owned.insert(owned.end(), {da, db, dc, ds});
+      pa.push_back(da);
+      pb.push_back(db);
+      pc.push_back(dc);
+      ps.push_back(ds);
+      c_len.push_back(lc);
+    }
+  const double** dpa = device_array(pa);
+  const double** dpb = device_array(pb);
+  double** dpc = device_array(pc);
+  const cublasStatus_t st =
+      !ex ? cublasDgemmGroupedBatched(h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc,
+                                      ldc, 2, sizes)
+          : cublasGemmGroupedBatchedEx(h, ta, tb, m, n, k, alpha,
+                                       reinterpret_cast<const void* const*>(dpa), CUDA_R_64F, lda,
+                                       reinterpret_cast<const void* const*>(dpb), CUDA_R_64F, ldb,
+                                       beta, reinterpret_cast<void* const*>(dpc), CUDA_R_64F, ldc,
+                                       2, sizes, CUBLAS_COMPUTE_64F);
+  const char* what = ex ? "grouped Ex" : "grouped";
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: status %d", what, int(st));
+  size_t at = 0;
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < sizes[g]; ++i, ++at) {
+      single(1, h, ta[g], tb[g], m[g], n[g], k[g], alpha + g, pa[at], lda[g], pb[at], ldb[g],
+             beta + g, ps[at], ldc[g]);
+      const std::vector<double> got = to_host(pc[at], c_len[at]), one = to_host(ps[at], c_len[at]);
+      CHECK(std::memcmp(got.data(), one.data(), got.size() * sizeof(double)) == 0,
+            "%s: group %d matrix %d differs from its single call", what, g, i);
+    }
+  for (void* p : {static_cast<void*>(dpa), static_cast<void*>(dpb), static_cast<void*>(dpc)})
+    cudaFree(p);
+  for (double* p : owned) cudaFree(p);
+}
+
+// alpha = 0 in device pointer mode with null matrices in the A and B arrays: BLAS reads neither,
+// so C = beta C with nothing read from them, as native.
+void pointer_alpha_zero(cublasHandle_t h, cublasHandle_t nat) {
+  ++cases;
+  const int64_t m = 64, n = 48, k = 32;
+  const std::vector<double> c = random_doubles(static_cast<size_t>(m * n * kBatch), 21);
+  double *dc = to_device(c), *dn = to_device(c);
+  const std::vector<double> scalars = {0.0, -2.0};  // alpha, beta
+  double* dscalars = to_device(scalars);
+  std::vector<const double*> none(kBatch, nullptr);
+  std::vector<double*> pc, pn;
+  for (int i = 0; i < kBatch; ++i) {
+    pc.push_back(dc + i * m * n);
+    pn.push_back(dn + i * m * n);
+  }
+  const double** dnone = device_array(none);
+  double** dpc = device_array(pc);
+  double** dpn = device_array(pn);
+  for (cublasHandle_t x : {h, nat}) cublasSetPointerMode(x, CUBLAS_POINTER_MODE_DEVICE);
+  const cublasStatus_t st = cublasDgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, dscalars,
+                                               dnone, m, dnone, k, dscalars + 1, dpc, m, kBatch);
+  cublasDgemmBatched(nat, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, dscalars, dnone, m, dnone, k,
+                     dscalars + 1, dpn, m, kBatch);
+  for (cublasHandle_t x : {h, nat}) cublasSetPointerMode(x, CUBLAS_POINTER_MODE_HOST);
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "pointer array alpha 0: status %d", int(st));
+  CHECK(cudaDeviceSynchronize() == cudaSuccess, "pointer array alpha 0: a fault");
+  const std::vector<double> got = to_host(dc, c.size()), want = to_host(dn, c.size());
+  CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0,
+        "pointer array alpha 0: C differs from native's beta C");
+  for (void* p : {static_cast<void*>(dnone), static_cast<void*>(dpc), static_cast<void*>(dpn)})
+    cudaFree(p);
+  for (double* p : {dc, dn, dscalars}) cudaFree(p);
+}
+
 // Invalid arguments (cuBLAS's status, C untouched), batch 0, overlapping C, pointer arrays.
 void semantics(cublasHandle_t h, cublasHandle_t nat) {
   const int64_t m = 64, n = 64, k = 64, ld = 64, s = ld * n;
@@ -280,23 +504,46 @@ void c_api(cublasHandle_t h) {
 
 }  // namespace
 
-int main() {
-  cublasHandle_t h = nullptr, nat = nullptr;
-  if (const int status = test_and_native_handles(&h, &nat)) return status;
+// Every form of every element type and op pair (conjugation only where the form takes it).
+template <class Case>
+void every_form_and_op(Case run) {
   const cublasOperation_t ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
   for (int w : {1, 2})
     for (form f : {form::typed, form::typed_64, form::ex, form::ex_64})
       for (cublasOperation_t ta : ops)
         for (cublasOperation_t tb : ops) {
           if (w == 1 && (ta == CUBLAS_OP_C || tb == CUBLAS_OP_C) && f != form::typed) continue;
-          batch_case(f, w, h, nat, ta, tb, false, false);
+          run(f, w, ta, tb);
         }
-  for (int w : {1, 2}) {
-    batch_case(form::typed, w, h, nat, CUBLAS_OP_N, CUBLAS_OP_N, true, false);
-    batch_case(form::ex, w, h, nat, CUBLAS_OP_T, CUBLAS_OP_N, false, true);
+}
+
+int main(int argc, char** argv) {
+  cublasHandle_t h = nullptr, nat = nullptr;
+  if (const int status = test_and_native_handles(&h, &nat)) return status;
+  // `pointers`: the pointer-array and grouped batches (run with OZDGEMM_POINTER_BATCHES=on).
+  const bool pointer_batches = argc > 1 && std::strcmp(argv[1], "pointers") == 0;
+  if (pointer_batches) {
+    every_form_and_op([&](form f, int w, cublasOperation_t ta, cublasOperation_t tb) {
+      pointer_case(f, w, h, nat, ta, tb, false, false);
+    });
+    for (int w : {1, 2}) {
+      pointer_case(form::typed, w, h, nat, CUBLAS_OP_T, CUBLAS_OP_N, true, false);
+      pointer_case(form::ex, w, h, nat, CUBLAS_OP_N, CUBLAS_OP_T, false, true);
+    }
+    pointer_alpha_zero(h, nat);
+    grouped_case(false, h);
+    grouped_case(true, h);
+  } else {
+    every_form_and_op([&](form f, int w, cublasOperation_t ta, cublasOperation_t tb) {
+      batch_case(f, w, h, nat, ta, tb, false, false);
+    });
+    for (int w : {1, 2}) {
+      batch_case(form::typed, w, h, nat, CUBLAS_OP_N, CUBLAS_OP_N, true, false);
+      batch_case(form::ex, w, h, nat, CUBLAS_OP_T, CUBLAS_OP_N, false, true);
+    }
   }
   semantics(h, nat);
-  c_api(h);
+  if (!pointer_batches) c_api(h);
   cublasDestroy(h);
   cublasDestroy(nat);
   std::printf("%d cases, %d failures\n", cases, failures.load());

@@ -1,8 +1,9 @@
 /* The cuBLAS hooks in a plain cuBLAS program, with or without a GPU (runs in CI). libozdgemm.so
  * does not link cuBLAS (it loads it on first use), so its hooks must find the program's own
  * copy. Every intercepted entry point (cublasDgemm_v2, cublasDgemm_v2_64, cublasGemmEx,
- * cublasGemmEx_64, the grouped batches cublasDgemmGroupedBatched and cublasGemmGroupedBatchedEx,
- * cublasDestroy_v2) is called on a null handle (valid and invalid sizes) and
+ * cublasGemmEx_64, the pointer-array batches cublasDgemmBatched and cublasGemmBatchedEx, the
+ * grouped batches cublasDgemmGroupedBatched and cublasGemmGroupedBatchedEx, cublasDestroy_v2)
+ * is called on a null handle (valid and invalid sizes) and
  * must return exactly the status of the real routine, found with dlsym in libcublas.so.13
  * itself; cublasCreate is not intercepted and must fail or succeed as the machine allows.
  * Prints one line per call and exits 0 when every status matches. */
@@ -27,6 +28,15 @@ typedef cublasStatus_t (*gemm_ex64_fn)(cublasHandle_t, cublasOperation_t, cublas
                                        const void*, void*, cudaDataType, int64_t,
                                        cublasComputeType_t, cublasGemmAlgo_t);
 typedef cublasStatus_t (*destroy_fn)(cublasHandle_t);
+typedef cublasStatus_t (*batched_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                     int, int, const double*, const double* const*, int,
+                                     const double* const*, int, const double*, double* const*,
+                                     int, int);
+typedef cublasStatus_t (*batched_ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                        int, int, int, const void*, const void* const*,
+                                        cudaDataType, int, const void* const*, cudaDataType, int,
+                                        const void*, void* const*, cudaDataType, int, int,
+                                        cublasComputeType_t, cublasGemmAlgo_t);
 typedef cublasStatus_t (*grouped_fn)(cublasHandle_t, const cublasOperation_t*,
                                      const cublasOperation_t*, const int*, const int*, const int*,
                                      const double*, const double* const*, const int*,
@@ -65,8 +75,10 @@ int main(void) {
   destroy_fn real_destroy = (destroy_fn)dlsym(lib, "cublasDestroy_v2");
   grouped_fn real_grouped = (grouped_fn)dlsym(lib, "cublasDgemmGroupedBatched");
   grouped_ex_fn real_grouped_ex = (grouped_ex_fn)dlsym(lib, "cublasGemmGroupedBatchedEx");
+  batched_fn real_batched = (batched_fn)dlsym(lib, "cublasDgemmBatched");
+  batched_ex_fn real_batched_ex = (batched_ex_fn)dlsym(lib, "cublasGemmBatchedEx");
   if (!real_dgemm || !real_dgemm64 || !real_gemm_ex || !real_gemm_ex64 || !real_destroy ||
-      !real_grouped || !real_grouped_ex) {
+      !real_grouped || !real_grouped_ex || !real_batched || !real_batched_ex) {
     fprintf(stderr, "FAIL: a cuBLAS entry point is missing from libcublas.so.13\n");
     return 1;
   }
@@ -104,13 +116,26 @@ int main(void) {
                             &zero, c, CUDA_R_64F, 16, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT),
             real_gemm_ex64(NULL, n, n, m, 16, 16, &one, a, CUDA_R_64F, 16, b, CUDA_R_64F, 16,
                            &zero, c, CUDA_R_64F, 16, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
-    /* One group of two matrices (pointer arrays in host memory: nothing reads them here). */
+    /* Two matrices, as one pointer-array batch and as one group (the arrays in host memory:
+     * nothing reads them here). */
     const int gm[1] = {m}, g16[1] = {16}, gsize[1] = {2};
     const cublasOperation_t gop[1] = {n};
     const double galpha[1] = {1.0}, gbeta[1] = {0.0};
     const double* const ga[2] = {a, a};
     const double* const gb[2] = {b, b};
     double* const gc[2] = {c, c};
+    snprintf(what, sizeof what, "cublasDgemmBatched, %s", sizes);
+    compare(what, cublasDgemmBatched(NULL, n, n, m, 16, 16, &one, ga, 16, gb, 16, &zero, gc, 16, 2),
+            real_batched(NULL, n, n, m, 16, 16, &one, ga, 16, gb, 16, &zero, gc, 16, 2));
+    snprintf(what, sizeof what, "cublasGemmBatchedEx, %s", sizes);
+    compare(what,
+            cublasGemmBatchedEx(NULL, n, n, m, 16, 16, &one, (const void* const*)ga, CUDA_R_64F,
+                                16, (const void* const*)gb, CUDA_R_64F, 16, &zero,
+                                (void* const*)gc, CUDA_R_64F, 16, 2, CUBLAS_COMPUTE_64F,
+                                CUBLAS_GEMM_DEFAULT),
+            real_batched_ex(NULL, n, n, m, 16, 16, &one, (const void* const*)ga, CUDA_R_64F, 16,
+                            (const void* const*)gb, CUDA_R_64F, 16, &zero, (void* const*)gc,
+                            CUDA_R_64F, 16, 2, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
     snprintf(what, sizeof what, "cublasDgemmGroupedBatched, %s", sizes);
     compare(what,
             cublasDgemmGroupedBatched(NULL, gop, gop, gm, g16, g16, galpha, ga, g16, gb, g16,
