@@ -24,6 +24,12 @@ size_t packed_batch::matrix_bytes(const batch_operand& a, const batch_operand& b
   return operand_bytes(a) + operand_bytes(b) + operand_bytes(c);
 }
 
+int64_t packed_batch::per_chunk(size_t matrix_bytes, size_t cap, int64_t count) {
+  if (count <= 1 || matrix_bytes == 0) return count < 1 ? 1 : count;
+  const size_t fits = cap / matrix_bytes;
+  return fits < 1 ? 1 : fits < static_cast<size_t>(count) ? static_cast<int64_t>(fits) : count;
+}
+
 packed_batch::packed_batch(const batch_operand& a, const batch_operand& b, const batch_operand& c,
                            int64_t first, int64_t count, cudaStream_t stream) noexcept
     : part_{a, b, c}, first_(first), count_(count), stream_(stream) {

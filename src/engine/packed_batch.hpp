@@ -39,6 +39,9 @@ class packed_batch {
   // Bytes one matrix of the three operands takes in the buffer.
   static size_t matrix_bytes(const batch_operand& a, const batch_operand& b,
                              const batch_operand& c);
+  // Matrices per chunk: as many of matrix_bytes as `cap` bytes hold, at least one (a matrix
+  // larger than the cap still runs, alone), at most count.
+  static int64_t per_chunk(size_t matrix_bytes, size_t cap, int64_t count);
 
  private:
   void* at(int part, int64_t i) const;

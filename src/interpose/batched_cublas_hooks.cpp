@@ -131,9 +131,7 @@ int64_t chunk_matrices(size_t matrix_bytes, int64_t count, cudaStream_t stream) 
       (void)cudaGetLastError();
     cap = free_bytes / 4;
   }
-  const size_t fits = matrix_bytes == 0 ? static_cast<size_t>(count) : cap / matrix_bytes;
-  return std::max<int64_t>(1, std::min<int64_t>(count, static_cast<int64_t>(
-                                                            std::min<size_t>(fits, INT64_MAX))));
+  return packed_batch::per_chunk(matrix_bytes, cap, count);
 }
 
 // OZDGEMM_POINTER_BATCHES (settings may throw: false then).
