@@ -24,16 +24,20 @@ __device__ __forceinline__ bool alpha_is_zero(const double* alpha_dev) {
 template <int Bytes, bool Gather>
 __global__ void batch_copy_kernel(const void* const* ptrs, int64_t ld, int64_t rows, int64_t cols,
                                   int64_t count, element<Bytes>* packed, const double* alpha_dev) {
-  if (Gather && alpha_is_zero<Bytes>(alpha_dev)) return;
+  // alpha = 0 (device pointer mode): A and B are not read, as BLAS says (their pointers may be
+  // null); their packed copies are zero, so the GEMM on them gives beta C.
+  const bool zero = Gather && alpha_is_zero<Bytes>(alpha_dev);
   const int64_t per = rows * cols;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
   for (int64_t i = blockIdx.y; i < count; i += gridDim.y) {
-    auto* matrix = static_cast<element<Bytes>*>(const_cast<void*>(ptrs[i]));
+    auto* matrix = zero ? nullptr : static_cast<element<Bytes>*>(const_cast<void*>(ptrs[i]));
     element<Bytes>* p = packed + i * per;
     for (int64_t e = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; e < per;
          e += stride) {
       const int64_t r = e % rows, c = e / rows;
-      if (Gather)
+      if (zero)
+        p[e] = element<Bytes>{};
+      else if (Gather)
         p[e] = matrix[c * ld + r];
       else
         matrix[c * ld + r] = p[e];

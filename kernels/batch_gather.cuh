@@ -19,7 +19,8 @@ struct batch_operand {
 };
 
 // packed <- matrices [0, count) of x. alpha_dev (device pointer mode, else null): where *alpha
-// is 0 (both parts for complex) nothing is read or written, as BLAS reads neither A nor B then.
+// is 0 (both parts for complex) nothing of x is read, as BLAS reads neither A nor B then, and
+// packed is set to zero, so that a GEMM on it gives beta C.
 void launch_batch_gather(const batch_operand& x, int64_t count, void* packed,
                          const double* alpha_dev, cudaStream_t stream);
 

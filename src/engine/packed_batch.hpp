@@ -30,8 +30,8 @@ class packed_batch {
   void* b(int64_t i) const { return at(1, i); }
   void* c(int64_t i) const { return at(2, i); }
 
-  // A and B (unless *alpha_dev is 0; alpha_dev null in host pointer mode, where the caller
-  // leaves them out itself when alpha is 0: read_ab) and C into the buffer.
+  // A and B (zeros where *alpha_dev is 0; alpha_dev null in host pointer mode, where the
+  // caller leaves them out itself when alpha is 0: read_ab) and C into the buffer.
   void gather(const double* alpha_dev, bool read_ab);
   // C from the buffer back to the matrices.
   void scatter();
