@@ -6,7 +6,8 @@
 //
 // A plain FP64 call (lt_matmul_call.hpp) is served as a strided batch of cuBLAS GEMMs is
 // (batched_cublas_hooks.cpp): routed once on its first matrix, then matrix by matrix through the
-// device GEMM service, on a cuBLAS handle of the library's own bound to the call's stream. D is
+// device GEMM service, on a cuBLAS handle of the library's own (one per device) bound to the
+// call's stream. D is
 // computed in place: where C is another array and beta is not zero, C is first copied into D on
 // the stream. Anything else is forwarded to cuBLASLt unchanged, and so is every call with
 // OZDGEMM_CUBLASLT=off (docs/python.md).
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <type_traits>
 
 #include "api/dgemm_internal.hpp"
@@ -42,29 +44,51 @@ const lt_getters* getters() noexcept {
   return g.desc != nullptr && g.layout != nullptr ? &g : nullptr;
 }
 
-// The library's cuBLAS handle for cuBLASLt calls made on this thread to the current device,
-// bound to `stream`, scalars in host memory. Never destroyed (CUDA must not be called at thread
-// or process exit). Null when none can be had now: making one allocates, which a stream capture
-// forbids.
-cublasHandle_t proxy_handle(cudaStream_t stream) {
-  thread_local std::map<int, cublasHandle_t> handles;
+// The library's cuBLAS handle for cuBLASLt calls on the current device, bound to `stream`,
+// scalars in host memory, with its lock held while the caller enqueues the call. One per device
+// for the whole process, not one per thread: a workspace belongs to a handle
+// (engine/handle_context.hpp), and XLA calls cuBLASLt from more than one thread (its autotuner and
+// its executor), where per-thread handles would each grow a workspace of their own; at 16384^3
+// a second one does not fit beside JAX's preallocated memory pool. The handle's context orders a
+// call on a new stream after the previous call's work, so the streams may differ from call to
+// call. Never destroyed (CUDA must not be called at thread or process exit). `handle` is null
+// when none can be had now: making one allocates, which a stream capture forbids.
+struct proxy {
+  std::unique_lock<std::mutex> lock;
+  cublasHandle_t handle = nullptr;
+};
+
+proxy proxy_handle(cudaStream_t stream) {
+  struct per_device {
+    std::mutex mutex;
+    cublasHandle_t handle = nullptr;
+  };
+  static std::mutex map_mutex;
+  static std::map<int, per_device> devices;  // nodes never move or go away
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
-    return nullptr;
+    return {};
   }
-  cublasHandle_t& h = handles[device];
-  if (h == nullptr) {
-    if (stream_capturing(stream)) return nullptr;  // throws when CUDA cannot say: forwarded
+  per_device* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(map_mutex);
+    slot = &devices[device];
+  }
+  proxy p{std::unique_lock<std::mutex>(slot->mutex), nullptr};
+  if (slot->handle == nullptr) {
+    if (stream_capturing(stream)) return {};  // throws when CUDA cannot say: forwarded
     cublasHandle_t made = nullptr;
-    if (cublas_create(&made) != CUBLAS_STATUS_SUCCESS) return nullptr;
+    if (cublas_create(&made) != CUBLAS_STATUS_SUCCESS) return {};
     if (cublas_set_pointer_mode(made, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS) {
       cublas_destroy(made);
-      return nullptr;
+      return {};
     }
-    h = made;
+    slot->handle = made;
   }
-  return cublas_set_stream(h, stream) == CUBLAS_STATUS_SUCCESS ? h : nullptr;
+  if (cublas_set_stream(slot->handle, stream) != CUBLAS_STATUS_SUCCESS) return {};
+  p.handle = slot->handle;
+  return p;
 }
 
 bool nonzero(const double& x) { return x != 0.0; }
@@ -119,7 +143,8 @@ cublasStatus_t serve(const lt_gemm& g, const void* alpha_p, const void* a, const
   if (g.m == 0 || g.n == 0) return forward("empty call");
   const bool reads_c = nonzero(beta), copy_c = reads_c && c != d;
   if (const char* why = in_place_problem(g, c, d, reads_c, elem)) return forward(why);
-  const cublasHandle_t h = proxy_handle(stream);
+  const proxy held = proxy_handle(stream);
+  const cublasHandle_t h = held.handle;
   if (h == nullptr) return forward("no cuBLAS handle for the call's stream");
   const auto request = [&](int32_t i) {
     return device_request<T>{kEntry,
