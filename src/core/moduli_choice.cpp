@@ -32,7 +32,8 @@ bool parse_accuracy_target(const std::string& text, accuracy_target* out) {
 std::string accuracy_target_name(const accuracy_target& t) {
   switch (t.kind) {
     case accuracy_kind::native:
-      return t.native_shift == 0 ? "native" : "native / 2^" + std::to_string(t.native_shift);
+      return std::string(t.cpu_blas ? "native (CPU BLAS)" : "native") +
+             (t.native_shift == 0 ? "" : " / 2^" + std::to_string(t.native_shift));
     case accuracy_kind::max: return "max";
     case accuracy_kind::bits: return std::to_string(t.bits) + " bits";
   }
@@ -57,12 +58,19 @@ double combine_ratios(double r, double c, int s, int64_t k) {
 double target_bound(const accuracy_target& t, int64_t k) {
   switch (t.kind) {
     case accuracy_kind::native:
-      return kNativeFactor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) *
+      return (t.cpu_blas ? 1.0
+                         : kNativeFactor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)))) *
              std::ldexp(1.0, -53 - t.native_shift);
     case accuracy_kind::bits: return std::ldexp(1.0, -t.bits);
     case accuracy_kind::max: return std::ldexp(1.0, -75);
   }
   return 0.0;
+}
+
+accuracy_target host_target(const accuracy_target& t) {
+  accuracy_target h = t;
+  h.cpu_blas = t.kind == accuracy_kind::native;
+  return h;
 }
 
 accuracy_target complex_target(const accuracy_target& t, const moduli_setting& moduli) {

@@ -314,10 +314,12 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     std::lock_guard<std::mutex> lock(host_calls());
     const std::vector<int64_t> widths = tile_widths(
         run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile, set.count());
-    // An embedded call is complex: its certified count meets complex_target's bound.
+    // The CPU BLAS's bound (host_target); an embedded call is complex: its certified count
+    // meets complex_target's quarter of it.
+    const accuracy_target host = host_target(cfg->accuracy);
     host_job job{&run,
                  cfg->moduli,
-                 embedded != nullptr ? complex_target(cfg->accuracy, cfg->moduli) : cfg->accuracy,
+                 embedded != nullptr ? complex_target(host, cfg->moduli) : host,
                  cfg->scaling,
                  *std::max_element(widths.begin(), widths.end()),
                  fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};
@@ -370,7 +372,7 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
       result.left.clear();
       try {
         logger().info("{}: auto moduli (target {}): the CPU BLAS does this call: {}", entry,
-                      accuracy_target_name(cfg->accuracy), crew[0]->declined_detail());
+                      accuracy_target_name(job.target), crew[0]->declined_detail());
       } catch (...) {
       }
       rec.reason = crew[0]->declined();

@@ -39,6 +39,31 @@ TEST(AccuracyTarget, ParsesNativeMaxAndBits) {
     EXPECT_FALSE(detail::parse_accuracy_target(bad, &t)) << bad;
 }
 
+// A host call's `native` is the CPU BLAS's u (|A||B|)_ij at every k; the device's is
+// sqrt(k) u; other targets are the same on both paths, and a complex call's quarter applies to
+// the host bound.
+TEST(AccuracyTarget, HostNativeIsUWithoutSqrtK) {
+  const accuracy_target native{};
+  for (int64_t k : {1, 64, 8192, 1 << 20}) {
+    EXPECT_EQ(detail::target_bound(detail::host_target(native), k), std::ldexp(1.0, -53)) << k;
+    EXPECT_EQ(detail::target_bound(native, k),
+              std::sqrt(static_cast<double>(k)) * std::ldexp(1.0, -53))
+        << k;
+  }
+  const accuracy_target bits40{accuracy_kind::bits, 40};
+  EXPECT_EQ(detail::target_bound(detail::host_target(bits40), 8192), std::ldexp(1.0, -40));
+  EXPECT_FALSE(detail::host_target(bits40).cpu_blas);
+  const detail::moduli_setting certified = detail::moduli_setting::certified();
+  EXPECT_EQ(detail::target_bound(detail::complex_target(detail::host_target(native), certified),
+                                 8192),
+            std::ldexp(1.0, -55));
+  EXPECT_EQ(detail::accuracy_target_name(detail::host_target(native)), "native (CPU BLAS)");
+  // At 8192 the host bound is 90x tighter: a count that meets the device's bound need not.
+  auto eps = [](int s) { return std::ldexp(1.0, -8 * s + 60); };  // 2^-52 at s = 14
+  EXPECT_EQ(detail::choose_moduli(native, 8192, eps).s, 14);
+  EXPECT_EQ(detail::choose_moduli(detail::host_target(native), 8192, eps).s, 15);
+}
+
 // The chooser against a linear scan, for step functions of s.
 TEST(ChooseModuli, SmallestSMeetingTheTargetOrNone) {
   const accuracy_target bits30{accuracy_kind::bits, 30};
