@@ -22,3 +22,12 @@ inline ozdgemm_options_t env_options() {
     o.scaling = std::strcmp(s, "accurate") == 0 ? OZDGEMM_SCALING_ACCURATE : OZDGEMM_SCALING_FAST;
   return o;
 }
+
+// The options of a real host call (cblas_dgemm, dgemm_) under the same variables: its `native`
+// target is the CPU BLAS's 2^-53 (|A||B|)_ij (docs/accuracy.md, section 3), which the C API
+// spells as 53 bits.
+inline ozdgemm_options_t host_env_options() {
+  ozdgemm_options_t o = env_options();
+  if (o.accuracy == OZDGEMM_ACCURACY_NATIVE) o.accuracy = 53;
+  return o;
+}

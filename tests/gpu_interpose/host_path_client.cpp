@@ -27,7 +27,8 @@
 //   --min-gpus N  exit 77 (skip) with fewer than N GPUs visible.
 //
 // OZDGEMM_MODULI (a count or `auto`), OZDGEMM_ACCURACY (`native`, `max` or bits) and
-// OZDGEMM_SCALING set the options of the device-side ozdgemm_dgemm as the library reads them.
+// OZDGEMM_SCALING set the options of the device-side ozdgemm_dgemm as the library reads them
+// for a host call (host_env_options: `native` is the CPU BLAS's bound there).
 //
 // Linked with libozdgemm (cblas_dgemm and dgemm_ resolve to it). Exit 77 without a GPU.
 #include <cublas_v2.h>
@@ -149,9 +150,9 @@ bool run_case(cublasHandle_t h, const test_case& tc, std::mt19937_64& gen) {
   const cublasOperation_t opb = tc.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const ozdgemm_status_t st =
       row ? ozdgemm_dgemm(h, opb, opa, tc.n, tc.m, tc.k, &tc.alpha, db, ldb, da, lda, &tc.beta, dc,
-                          ldc, env_options())
+                          ldc, host_env_options())
           : ozdgemm_dgemm(h, opa, opb, tc.m, tc.n, tc.k, &tc.alpha, da, lda, db, ldb, &tc.beta, dc,
-                          ldc, env_options());
+                          ldc, host_env_options());
   std::vector<double> dev_c(c_len);
   cudaMemcpy(dev_c.data(), dc, c_len * 8, cudaMemcpyDeviceToHost);
   cudaFree(da);
