@@ -2,7 +2,8 @@
 # The measurements behind the results pages' headline numbers, in one run on a machine with a
 # GPU, from a build folder (OZDGEMM_BUILD_DIR, default build; it may come from another machine).
 # Every part runs native and through the library side by side and writes CSV under $OUT
-# (default ./out), with env.txt (date, GPU, driver, the build's commit):
+# (default ./out), with env.txt (date, GPU, driver, the build's commit) and the library's log of
+# each preloaded run under logs/:
 #
 #   single    PyTorch float64 and complex128 matmul (cublasDgemm, cublasZgemm) at n = 2048..16384,
 #             phi = 0.5: native, no settings, OZDGEMM_MODE=emulate (certified count), fixed
@@ -26,7 +27,7 @@ build=$(cd "${OZDGEMM_BUILD_DIR:-build}" 2>/dev/null && pwd) ||
 lib=$build/libozdgemm.so
 audit=$build/libozdgemm_audit.so
 OUT=${OUT:-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 parts=("$@")
 ((${#parts[@]})) || parts=(single certificate level3 batched async python)
@@ -38,15 +39,17 @@ limit=${OZDGEMM_PART_SECONDS:-240}  # per part
   echo "build from commit $(cat "$build/build_commit.txt" 2>/dev/null || echo unknown)"
 } | tee "$OUT/env.txt"
 
-# with METHOD CMD...: CMD under the environment of METHOD.
+# with METHOD CMD...: CMD under the environment of METHOD. Preloaded runs write the library's
+# info log (its exit summary: calls emulated, native and why, counts) to logs/PART-METHOD.log.
 with() {
   local method=$1
   shift
+  local log=(OZDGEMM_LOG_LEVEL=info "OZDGEMM_LOG_FILE=$OUT/logs/${part:-run}-$method.log")
   case $method in
     native) "$@" ;;
-    default) env LD_PRELOAD="$lib" "$@" ;;
-    emulate) env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate "$@" ;;
-    s*) env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate OZDGEMM_MODULI="${method#s}" "$@" ;;
+    default) env LD_PRELOAD="$lib" "${log[@]}" "$@" ;;
+    emulate) env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate "${log[@]}" "$@" ;;
+    s*) env LD_PRELOAD="$lib" OZDGEMM_MODE=emulate OZDGEMM_MODULI="${method#s}" "${log[@]}" "$@" ;;
   esac
 }
 
@@ -90,7 +93,8 @@ part_python() {
   echo "stack,n,method,median_ms,max_err" > "$OUT/python.csv"
   python3 "$here/python_matmul.py" native numpy:8192 jax:16384 | tee -a "$OUT/python.csv"
   with default python3 "$here/python_matmul.py" default numpy:8192 | tee -a "$OUT/python.csv"
-  env LD_PRELOAD="$lib" LD_AUDIT="$audit" JAX_ENABLE_X64=1 \
+  env LD_PRELOAD="$lib" LD_AUDIT="$audit" JAX_ENABLE_X64=1 OZDGEMM_LOG_LEVEL=info \
+    OZDGEMM_LOG_FILE="$OUT/logs/python-jax-default.log" \
     python3 "$here/python_matmul.py" default jax:16384 | tee -a "$OUT/python.csv"
 }
 
@@ -103,7 +107,7 @@ for part in "${parts[@]}"; do
   fi
   echo "=== $part ($(date -u +%T), at most $limit s)"
   export -f "part_$part" with
-  export here build lib audit OUT
+  export here build lib audit OUT part
   timeout "$limit" bash -c "set -o pipefail; part_$part" || { echo "=== $part: exit status $?"; status=1; }
 done
 exit $status

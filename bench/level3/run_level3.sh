@@ -17,7 +17,7 @@ OUT=${OUT:-out}
 bench=$build_dir/bench/level3_bench
 lib=$(cd "$build_dir" && pwd)/libozdgemm.so
 [[ -x $bench && -f $lib ]] || { echo "run_level3: build $bench and $lib first" >&2; exit 1; }
-mkdir -p "$OUT"
+mkdir -p "$OUT/logs"
 cases=("$@")
 ((${#cases[@]})) || cases=(dsyrk:16384:16384 dsyrk:16384:2048 dsyrk:8192:8192 dtrsm:16384:16384
                            dtrsm:8192:8192 zherk:16384:16384 zherk:8192:8192 dsymm:16384:16384
@@ -35,13 +35,15 @@ method_env() {
     *) echo "run_level3: unknown method $1" >&2; exit 2 ;;
   esac
   [[ $block == "$1" ]] || envs+=(OZDGEMM_LEVEL3_BLOCK="$block")
+  # The library's info log (its exit summary: what was emulated, what ran native and why).
+  envs+=(OZDGEMM_LOG_LEVEL=info "OZDGEMM_LOG_FILE=$OUT/logs/level3-${2:-run}-$1.log")
 }
 csv=$OUT/level3.csv
 echo "routine,n,k,method,median_ms,min_ms" > "$csv"
 for c in "${cases[@]}"; do
   IFS=: read -r routine n k <<< "$c"
   for method in "${methods[@]}"; do
-    method_env "$method"
+    method_env "$method" "$routine-$n-$k"
     line=$(env "${envs[@]}" "$bench" "$routine" "$n" "$k" 5) || { echo "$c $method failed"; continue; }
     med=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' <<< "$line")
     min=$(sed -n 's/.*min_ms=\([0-9.]*\).*/\1/p' <<< "$line")
@@ -52,7 +54,7 @@ if python3 -c 'import cupy' 2> /dev/null; then
   scsv=$OUT/solvers.csv
   echo "solver,n,method,median_ms,residual" > "$scsv"
   for method in "${solver_methods[@]}"; do
-    method_env "$method"
+    method_env "$method" solvers
     env "${envs[@]}" python3 "$here/solvers.py" "$method" ${OZDGEMM_SOLVER_SIZES:-16384 32768} |
       tee -a "$scsv"
   done
