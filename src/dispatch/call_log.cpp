@@ -49,6 +49,9 @@ summary& totals() {
 }
 
 void print_summary() {
+  // Nothing to print below info; and the GPU's tally below is mapped host memory, which a
+  // program's cudaDeviceReset() before exit has freed: never read it when it would not be shown.
+  if (!logger().should_log(spdlog::level::info)) return;
   summary& s = totals();
   std::lock_guard<std::mutex> lock(s.mutex);
   long long count[3] = {0, 0, 0};
