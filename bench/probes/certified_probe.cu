@@ -15,8 +15,10 @@
 // over_fixed is each row's time over fixed's, except default's, over fixed_cert's (the bar of
 // the certificate's cost).
 // timed with CUDA events around each call (the host's choice waits inside it), the median of
-// --reps after a warm-up; first_ms is the warm-up (the first call of the shape: workspace,
-// graphs, cuBLASLt plans), on the host clock to the end of the stream's work. Then, between
+// --reps after a warm-up; the timed calls go round the methods (one call of each per round), so
+// that the GPU's clocks drifting over the run weigh on every method alike, fallback last on its
+// own; first_ms is the warm-up (the first call of the shape: workspace, graphs, cuBLASLt plans),
+// on the host clock to the end of the stream's work. Then, between
 // cudaProfilerStart and cudaProfilerStop, one more call of each, each one after a one-thread marker
 // kernel whose argument names it, so that a profiler run with --profile-from-start off (ncu) lists
 // every kernel of every call in order.
@@ -130,35 +132,49 @@ int main(int argc, char** argv) try {
       }
       return s;
     };
-    double fixed_ms = 0, fixed_cert_ms = 0, native_ms = 0;
-    for (const int method : order) {
-      if (method == kCublasEmu && !emu_error.empty()) continue;
+    // Every method's warm-up first, in order, then the timed calls in rounds of one call per
+    // method, so that a drift of the GPU's clocks during the run falls on all of them alike.
+    // fallback is timed last, on its own: it rewrites the shape's history before each call.
+    const auto used = [&](int method) { return method != kCublasEmu || emu_error.empty(); };
+    double first_ms[7] = {}, median_ms[7] = {};
+    int ran_s[7] = {};
+    std::vector<double> t[7];
+    const auto timed = [&](int method) {
+      OZDGEMM_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
+      ran_s[method] = call(method);
+      OZDGEMM_CUDA_TRY(cudaEventRecord(ev[1], stream.get()));
+      OZDGEMM_CUDA_TRY(cudaEventSynchronize(ev[1]));
+      t[method].push_back(bench::elapsed_ms(ev[0], ev[1]));
+    };
+    const auto warm_up = [&](int method) {
       OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
       const auto t0 = std::chrono::steady_clock::now();
-      int s = call(method);  // warm-up: workspace, graphs, cuBLASLt plans
+      ran_s[method] = call(method);  // workspace, graphs, cuBLASLt plans
       OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-      const double first_ms =
+      first_ms[method] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      std::vector<double> t;
-      for (int r = 0; r < reps; ++r) {
-        OZDGEMM_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
-        s = call(method);
-        OZDGEMM_CUDA_TRY(cudaEventRecord(ev[1], stream.get()));
-        OZDGEMM_CUDA_TRY(cudaEventSynchronize(ev[1]));
-        t.push_back(bench::elapsed_ms(ev[0], ev[1]));
-      }
-      const double ms = bench::median(t);
-      if (method == kNative) native_ms = ms;
-      if (method == kFixed) fixed_ms = ms;
-      if (method == kFixedCert) fixed_cert_ms = ms;
-      if (method == kCertified && s >= 2) certified_s = s;
+      if (method == kCertified && ran_s[method] >= 2) certified_s = ran_s[method];
+    };
+    for (const int method : order)
+      if (used(method) && method != kFallback) warm_up(method);
+    for (int r = 0; r < reps; ++r)
+      for (const int method : order)
+        if (used(method) && method != kFallback) timed(method);
+    warm_up(kFallback);
+    for (int r = 0; r < reps; ++r) timed(kFallback);
+    for (const int method : order)
+      if (used(method)) median_ms[method] = bench::median(t[method]);
+    for (const int method : order) {
+      if (!used(method)) continue;
+      const double ms = median_ms[method];
       const bool ozdgemm = method != kNative && method != kCublasEmu;
-      const double base = method == kDefault ? fixed_cert_ms : fixed_ms;
+      const double base = method == kDefault ? median_ms[kFixedCert] : median_ms[kFixed];
       std::printf("%lld,%g,%s,%s,%.4f,%.3f,%.3f,%.1f\n", n, phi, names[method],
                   !ozdgemm             ? ""
                   : method >= kDefault ? "gpu"
-                                       : std::to_string(s).c_str(),
-                  ms, base > 0 ? ms / base : bench::kNaN, ms / native_ms, first_ms);
+                                       : std::to_string(ran_s[method]).c_str(),
+                  ms, base > 0 ? ms / base : bench::kNaN, ms / median_ms[kNative],
+                  first_ms[method]);
       std::fflush(stdout);
     }
     OZDGEMM_CUDA_TRY(cudaStreamSynchronize(stream.get()));
