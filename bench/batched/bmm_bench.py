@@ -31,6 +31,18 @@ def timed(f, reps=5):
     return ms[len(ms) // 2]
 
 
+def loaded_cuda_libraries():
+    # Which libcublas and libcudart the process runs (a preloaded library may bring the system's
+    # cudart in place of PyTorch's own): to stderr, beside the CSV.
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "libcublas" in line or "libcudart" in line}
+    except OSError:
+        return
+    for path in sorted(paths):
+        print(f"# {path}", file=sys.stderr, flush=True)
+
+
 def main():
     method = sys.argv[1]
     args = sys.argv[2:]
@@ -48,6 +60,8 @@ def main():
                                              generator=g))
         return x
 
+    torch.ones(2, 2, device="cuda") @ torch.ones(2, 2, device="cuda")  # loads cuBLAS
+    loaded_cuda_libraries()
     for dtype in (torch.float64, torch.complex128):
         for shape in shapes:
             batch, n = (int(x) for x in shape.split(":"))
