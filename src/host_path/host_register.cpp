@@ -30,8 +30,6 @@ byte_range round_out(const byte_range& r, size_t page) {
   return {r.begin & mask, (r.end + page - 1) & mask};
 }
 
-bool overlap(uintptr_t b0, uintptr_t e0, uintptr_t b1, uintptr_t e1) { return b0 < e1 && b1 < e0; }
-
 }  // namespace
 
 size_t registration_cache::registered_bytes() const {
@@ -40,15 +38,11 @@ size_t registration_cache::registered_bytes() const {
   return n;
 }
 
-bool registration_cache::contained(const byte_range& r) const {
-  for (const entry& e : entries_)
-    if (e.begin <= r.begin && r.end <= e.end) return true;
-  return false;
-}
-
 std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ranges) {
+  finish();  // a call starts with nothing registered (registrations never outlive a call)
   last_ = {};
-  // The call's ranges worth registering, rounded out to pages; those that share a page merged.
+  // The call's ranges worth registering, rounded out to pages; those that share a page merged,
+  // so that no two registrations overlap (CUDA refuses an overlapping one).
   std::vector<byte_range> want;
   for (const byte_range& r : ranges)
     if (r.end > r.begin && r.size() >= min_bytes_) want.push_back(round_out(r, page_));
@@ -61,43 +55,18 @@ std::vector<bool> registration_cache::prepare(const std::vector<byte_range>& ran
     else
       merged.push_back(r);
   }
+  size_t locked = 0;
   for (const byte_range& w : merged) {
-    if (contained(w)) {
-      ++last_.reused;
-      continue;
-    }
-    // One registration for w and every registration of ours it overlaps (entries are disjoint
-    // and sorted, so one pass finds them all).
-    byte_range t = w;
-    size_t overlapped = 0;
-    for (const entry& e : entries_)
-      if (overlap(e.begin, e.end, t.begin, t.end)) {
-        t.begin = std::min(t.begin, e.begin);
-        t.end = std::max(t.end, e.end);
-        overlapped += e.end - e.begin;
-      }
-    if (t.size() > cap_) {
+    if (locked + w.size() > cap_) {
       ++last_.over_cap;
       continue;
     }
-    if (registered_bytes() - overlapped + t.size() > cap_) {
-      ++last_.over_cap;
-      continue;
-    }
-    // The overlapped registrations are this call's own, made before any copy: they can go.
-    for (size_t i = entries_.size(); i-- > 0;)
-      if (overlap(entries_[i].begin, entries_[i].end, t.begin, t.end)) {
-        registrar_->unregister_range(entries_[i].begin);
-        entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
-      }
-    switch (registrar_->register_range(t.begin, t.size())) {
-      case host_registrar::result::registered: {
-        const auto at = std::lower_bound(entries_.begin(), entries_.end(), t.begin,
-                                         [](const entry& e, uintptr_t b) { return e.begin < b; });
-        entries_.insert(at, entry{t.begin, t.end});
+    switch (registrar_->register_range(w.begin, w.size())) {
+      case host_registrar::result::registered:
+        entries_.push_back(entry{w.begin, w.end});  // merged is sorted: so are the entries
+        locked += w.size();
         ++last_.registered;
         break;
-      }
       case host_registrar::result::already_registered:
         ++last_.refused;  // the application's own registration: staged
         break;

@@ -15,9 +15,8 @@
 //
 // The rules the cache keeps:
 // * cudaHostRegister locks whole pages, and a range that overlaps one already registered is
-//   refused (cudaErrorHostMemoryAlreadyRegistered). So a call's ranges are rounded out to pages,
-//   ranges that share a page are merged, and a range that overlaps registrations of ours is
-//   registered as one with them (they are unregistered first: nothing is copying then).
+//   refused (cudaErrorHostMemoryAlreadyRegistered). So a call's ranges are rounded out to pages
+//   and ranges that share a page are merged into one registration.
 // * A range counts as registered (copied directly) only if it lies in one registration of ours:
 //   memory the application registered itself, or anything that fails, is staged as before.
 // * The registered bytes stay under a cap; a range that would exceed it is staged.
@@ -56,8 +55,9 @@ class registration_cache {
   // bytes registered at once.
   registration_cache(host_registrar* registrar, size_t page, size_t min_bytes, size_t cap);
 
-  // Before a call's copies: registers what it can of `ranges` (see the file comment) and says
-  // for each whether it lies in one registration of ours (copy it directly) or not (stage it).
+  // Before a call's copies: ends what an earlier call left registered, registers what it can of
+  // `ranges` (see the file comment) and says for each whether it lies in one registration of
+  // ours (copy it directly) or not (stage it).
   std::vector<bool> prepare(const std::vector<byte_range>& ranges);
   // Once no copy of the call is in flight: unregisters everything. Never throws.
   void finish() noexcept;
@@ -66,7 +66,7 @@ class registration_cache {
   size_t registrations() const { return entries_.size(); }
   // For the log: what the last prepare() did.
   struct counts {
-    int registered = 0, reused = 0, refused = 0, failed = 0, over_cap = 0;
+    int registered = 0, refused = 0, failed = 0, over_cap = 0;
   };
   const counts& last() const { return last_; }
 
@@ -74,11 +74,9 @@ class registration_cache {
   struct entry {
     uintptr_t begin, end;
   };
-  bool contained(const byte_range& r) const;
-
   host_registrar* registrar_;
   size_t page_, min_bytes_, cap_;
-  std::vector<entry> entries_;  // disjoint, sorted by begin
+  std::vector<entry> entries_;  // this call's registrations: disjoint, sorted by begin
   counts last_;
 };
 

@@ -196,10 +196,10 @@ host_direct register_operands(const host_gemm& g, int device, const register_set
   const registration_cache::counts& n = cache.last();
   if (n.registered + n.refused + n.failed + n.over_cap > 0)
     logger().debug(
-        "host path {}x{}x{}: page-locking: {} registered, {} reused, {} already registered by "
+        "host path {}x{}x{}: page-locking: {} registered, {} already registered by "
         "the application, {} failed, {} over the cap, in {:.1f} ms; {} MiB locked; "
         "direct: A {}, B {}, C {}",
-        g.m, g.n, g.k, n.registered, n.reused, n.refused, n.failed, n.over_cap,
+        g.m, g.n, g.k, n.registered, n.refused, n.failed, n.over_cap,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3,
         cache.registered_bytes() >> 20, a ? "yes" : "no", b ? "yes" : "no", c ? "yes" : "no");
   return host_direct{a, b, g.beta != 0.0 && c, g.beta == 0.0 && c};

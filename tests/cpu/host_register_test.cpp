@@ -98,7 +98,13 @@ TEST(HostRegister, CallModeRegistersForTheCallOnly) {
   EXPECT_EQ(cache.registrations(), 0u);
   EXPECT_EQ(cache.prepare({a}), std::vector<bool>{true}) << "registered again next call";
   EXPECT_EQ(fake.calls, 2);
+  // A call that begins while an earlier one's registrations remain ends them first: nothing
+  // carries over from call to call.
+  EXPECT_EQ(cache.prepare({a}), std::vector<bool>{true});
+  EXPECT_EQ(fake.calls, 3);
+  EXPECT_EQ(fake.ours.size(), 1u);
   cache.finish();
+  EXPECT_TRUE(fake.ours.empty());
 }
 
 // A and B sharing a page (one allocation, A's end and B's start in the same page), or the same
