@@ -116,18 +116,52 @@ void close_to(const std::string& what, const std::vector<double>& got,
         what.c_str(), diff, scale);
 }
 
+// The matrices of batch_case and pointer_case: padded leading dimensions, and strides in elements
+// with a gap between matrices (0 broadcasts).
+struct batch_layout {
+  static constexpr int64_t m = 130, n = 97, k = 150;
+  int64_t lda, ldb, ldc, cols_a, cols_b, sa, sb, sc;
+};
+
+batch_layout layout_of(cublasOperation_t ta, cublasOperation_t tb, bool broadcast_a,
+                       bool broadcast_b) {
+  batch_layout l{};
+  l.lda = (ta == CUBLAS_OP_N ? l.m : l.k) + 3;
+  l.ldb = (tb == CUBLAS_OP_N ? l.k : l.n) + 1;
+  l.ldc = l.m + 2;
+  l.cols_a = ta == CUBLAS_OP_N ? l.k : l.m;
+  l.cols_b = tb == CUBLAS_OP_N ? l.n : l.k;
+  l.sa = broadcast_a ? 0 : l.lda * l.cols_a + 5;
+  l.sb = broadcast_b ? 0 : l.ldb * l.cols_b + 7;
+  l.sc = l.ldc * l.n + 11;
+  return l;
+}
+
+// Each matrix of C (with the gap after it) as the batch left it, `got`, equals its single call's,
+// `one`, bit for bit, and is within the tolerance of native's, `want` (except matrix 1 when
+// `skip_second`: its wide exponents make native's own error no scale).
+void compare_matrices(const std::string& what, const std::vector<double>& got,
+                      const std::vector<double>& want, const std::vector<double>& one, int64_t sc,
+                      int w, bool skip_second) {
+  for (int i = 0; i < kBatch; ++i) {
+    const size_t at = static_cast<size_t>(i * sc * w), len = static_cast<size_t>(sc * w);
+    CHECK(std::memcmp(got.data() + at, one.data() + at, len * sizeof(double)) == 0,
+          "%s: matrix %d (or the gap after it) differs from its single call", what.c_str(), i);
+    if (!(i == 1 && skip_second))
+      close_to(what + " matrix " + std::to_string(i),
+               std::vector<double>(got.begin() + at, got.begin() + at + len),
+               std::vector<double>(want.begin() + at, want.begin() + at + len), 1e-12);
+  }
+}
+
 void batch_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOperation_t ta,
                 cublasOperation_t tb, bool broadcast_a, bool broadcast_b) {
   ++cases;
-  const int64_t m = 130, n = 97, k = 150;
-  const int64_t lda = (ta == CUBLAS_OP_N ? m : k) + 3, ldb = (tb == CUBLAS_OP_N ? k : n) + 1,
-                ldc = m + 2;
-  const int64_t cols_a = ta == CUBLAS_OP_N ? k : m, cols_b = tb == CUBLAS_OP_N ? n : k;
-  // Strides in elements, with a gap between matrices; 0 broadcasts.
-  const int64_t sa = broadcast_a ? 0 : lda * cols_a + 5, sb = broadcast_b ? 0 : ldb * cols_b + 7,
-                sc = ldc * n + 11;
-  const size_t na = static_cast<size_t>((broadcast_a ? lda * cols_a : sa * kBatch) * w);
-  const size_t nb = static_cast<size_t>((broadcast_b ? ldb * cols_b : sb * kBatch) * w);
+  const batch_layout l = layout_of(ta, tb, broadcast_a, broadcast_b);
+  const int64_t m = l.m, n = l.n, k = l.k, lda = l.lda, ldb = l.ldb, ldc = l.ldc;
+  const int64_t sa = l.sa, sb = l.sb, sc = l.sc;
+  const size_t na = static_cast<size_t>((broadcast_a ? lda * l.cols_a : sa * kBatch) * w);
+  const size_t nb = static_cast<size_t>((broadcast_b ? ldb * l.cols_b : sb * kBatch) * w);
   const size_t nc = static_cast<size_t>(sc * kBatch * w);
   std::vector<double> a = random_doubles(na, 1), b = random_doubles(nb, 2), c = random_doubles(nc, 3);
   if (!broadcast_a) adversarial(a, static_cast<size_t>(sa * w), kBatch);
@@ -144,16 +178,7 @@ void batch_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOpera
   for (int i = 0; i < kBatch; ++i)
     single(w, h, ta, tb, m, n, k, alpha, da + i * sa * w, lda, db + i * sb * w, ldb, beta,
            ds + i * sc * w, ldc);
-  const std::vector<double> got = to_host(dc, nc), want = to_host(dn, nc), one = to_host(ds, nc);
-  for (int i = 0; i < kBatch; ++i) {
-    const size_t at = static_cast<size_t>(i * sc * w), len = static_cast<size_t>(sc * w);
-    CHECK(std::memcmp(got.data() + at, one.data() + at, len * sizeof(double)) == 0,
-          "%s: matrix %d differs from its single call", what.c_str(), i);
-    if (!(i == 1 && !broadcast_a))  // wide exponents: native's own error is not the scale
-      close_to(what + " matrix " + std::to_string(i),
-               std::vector<double>(got.begin() + at, got.begin() + at + len),
-               std::vector<double>(want.begin() + at, want.begin() + at + len), 1e-12);
-  }
+  compare_matrices(what, to_host(dc, nc), to_host(dn, nc), to_host(ds, nc), sc, w, !broadcast_a);
   for (double* p : {da, db, dc, dn, ds}) cudaFree(p);
 }
 
@@ -213,11 +238,9 @@ cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta,
 void pointer_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOperation_t ta,
                   cublasOperation_t tb, bool broadcast_a, bool capture) {
   ++cases;
-  const int64_t m = 130, n = 97, k = 150;
-  const int64_t lda = (ta == CUBLAS_OP_N ? m : k) + 3, ldb = (tb == CUBLAS_OP_N ? k : n) + 1,
-                ldc = m + 2;
-  const int64_t cols_a = ta == CUBLAS_OP_N ? k : m, cols_b = tb == CUBLAS_OP_N ? n : k;
-  const int64_t sa = lda * cols_a + 5, sb = ldb * cols_b + 7, sc = ldc * n + 11;
+  const batch_layout l = layout_of(ta, tb, false, false);  // A broadcast by its pointer
+  const int64_t m = l.m, n = l.n, k = l.k, lda = l.lda, ldb = l.ldb, ldc = l.ldc;
+  const int64_t sa = l.sa, sb = l.sb, sc = l.sc;
   const size_t na = static_cast<size_t>(sa * kBatch * w), nb = static_cast<size_t>(sb * kBatch * w);
   const size_t nc = static_cast<size_t>(sc * kBatch * w);
   std::vector<double> a = random_doubles(na, 11), b = random_doubles(nb, 12),
@@ -272,16 +295,7 @@ void pointer_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOpe
   for (int i = 0; i < kBatch; ++i)
     single(w, h, ta, tb, m, n, k, alpha, pa[static_cast<size_t>(i)], lda,
            pb[static_cast<size_t>(i)], ldb, beta, ds + i * sc * w, ldc);
-  const std::vector<double> got = to_host(dc, nc), want = to_host(dn, nc), one = to_host(ds, nc);
-  for (int i = 0; i < kBatch; ++i) {
-    const size_t at = static_cast<size_t>(i * sc * w), len = static_cast<size_t>(sc * w);
-    CHECK(std::memcmp(got.data() + at, one.data() + at, len * sizeof(double)) == 0,
-          "%s: matrix %d (or the gap after it) differs from its single call", what.c_str(), i);
-    if (i != 1)  // wide exponents: native's own error is not the scale
-      close_to(what + " matrix " + std::to_string(i),
-               std::vector<double>(got.begin() + at, got.begin() + at + len),
-               std::vector<double>(want.begin() + at, want.begin() + at + len), 1e-12);
-  }
+  compare_matrices(what, to_host(dc, nc), to_host(dn, nc), to_host(ds, nc), sc, w, true);
   for (void* p : {static_cast<void*>(dpa), static_cast<void*>(dpb), static_cast<void*>(dpc),
                   static_cast<void*>(dpn)})
     cudaFree(p);
