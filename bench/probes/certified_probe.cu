@@ -85,7 +85,7 @@ int main(int argc, char** argv) try {
   if (!emu_error.empty())
     std::fprintf(stderr, "certified_probe: no cublas_emu: %s\n", emu_error.c_str());
   bench::event_pool ev(2);
-  enum { kFixed, kCertified, kFixedCert, kDefault, kFallback, kNative, kCublasEmu };
+  enum { kFixed, kCertified, kFixedCert, kDefault, kFallback, kNative, kCublasEmu, kMethods };
   const char* names[] = {"fixed",    "certified", "fixed_cert", "default",
                          "fallback", "native",    "cublas_emu"};
   // Native first: every row's ratio to it comes from the same run.
@@ -136,9 +136,9 @@ int main(int argc, char** argv) try {
     // method, so that a drift of the GPU's clocks during the run falls on all of them alike.
     // fallback is timed last, on its own: it rewrites the shape's history before each call.
     const auto used = [&](int method) { return method != kCublasEmu || emu_error.empty(); };
-    double first_ms[7] = {}, median_ms[7] = {};
-    int ran_s[7] = {};
-    std::vector<double> t[7];
+    double first_ms[kMethods] = {}, median_ms[kMethods] = {};
+    int ran_s[kMethods] = {};
+    std::vector<double> t[kMethods];
     const auto timed = [&](int method) {
       OZDGEMM_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
       ran_s[method] = call(method);
