@@ -80,6 +80,12 @@ accuracy_target complex_target(const accuracy_target& t, const moduli_setting& m
   return c;
 }
 
+accuracy_target host_call_target(const accuracy_target& t, const moduli_setting& moduli,
+                                 bool complex) {
+  const accuracy_target h = host_target(t);
+  return complex ? complex_target(h, moduli) : h;
+}
+
 moduli_choice choose_moduli(const accuracy_target& t, int64_t k,
                             const std::function<double(int)>& eps_of_s) {
   const bool relative = t.kind == accuracy_kind::max;

@@ -101,6 +101,11 @@ accuracy_target host_target(const accuracy_target& t);
 inline constexpr int kComplexCertifiedShift = 2;
 accuracy_target complex_target(const accuracy_target& t, const moduli_setting& moduli);
 
+// The target of a host call (host_path/offload.cpp and CI's stand-in for it): host_target, and
+// for a complex (embedded) call complex_target's quarter of it.
+accuracy_target host_call_target(const accuracy_target& t, const moduli_setting& moduli,
+                                 bool complex);
+
 struct moduli_choice {
   int s = 0;               // chosen moduli count; 0: no s in [2, 20] meets the target
   double predicted = 0.0;  // eps(s) (eps(20) when s == 0)

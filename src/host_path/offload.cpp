@@ -74,6 +74,14 @@ std::vector<int64_t> tile_widths(int64_t n, scaling_mode mode, bool automatic, l
   return plan_tiles(n, workers, configured);
 }
 
+// A host call's target as a history key spells it (ozdgemm_options_t::accuracy): `native` on
+// the host is 2^-53 (2^-55 complex), not a device call's `native`, so the two keep their counts
+// apart (host_call_target).
+int history_target(const config& cfg, bool complex) {
+  const accuracy_target t = host_call_target(cfg.accuracy, cfg.moduli, complex);
+  return t.cpu_blas ? 53 + t.native_shift : api_options(cfg).accuracy;
+}
+
 // Why no GPU can serve host calls, or nullptr. Checked once.
 const char* gpu_unavailable() {
   static const char* reason = []() -> const char* {
@@ -291,7 +299,8 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     const bool learns =
         blocked == nullptr && consults_model(*cfg, g.m, g.n, g.k) && cfg->moduli.chooses_per_call();
     const history_key key{g.m, g.n, g.k, embedded != nullptr,
-                          learns ? cfg->scaling : scaling_mode::fast};
+                          learns ? cfg->scaling : scaling_mode::fast,
+                          learns ? history_target(*cfg, embedded != nullptr) : 0};
     moduli_outlook outlook;
     if (learns) {
       outlook = process_moduli_history().lookup(key);
@@ -314,12 +323,9 @@ host_offload_result try_host_offload(const host_gemm& g, const char* entry,
     std::lock_guard<std::mutex> lock(host_calls());
     const std::vector<int64_t> widths = tile_widths(
         run.n, cfg->scaling, cfg->moduli.chooses_per_call(), cfg->host_tile, set.count());
-    // The CPU BLAS's bound (host_target); an embedded call is complex: its certified count
-    // meets complex_target's quarter of it.
-    const accuracy_target host = host_target(cfg->accuracy);
     host_job job{&run,
                  cfg->moduli,
-                 embedded != nullptr ? complex_target(host, cfg->moduli) : host,
+                 host_call_target(cfg->accuracy, cfg->moduli, embedded != nullptr),
                  cfg->scaling,
                  *std::max_element(widths.begin(), widths.end()),
                  fail_plan{cfg->host_fail_after, cfg->host_fail_worker}};

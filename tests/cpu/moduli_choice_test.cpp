@@ -57,6 +57,10 @@ TEST(AccuracyTarget, HostNativeIsUWithoutSqrtK) {
   EXPECT_EQ(detail::target_bound(detail::complex_target(detail::host_target(native), certified),
                                  8192),
             std::ldexp(1.0, -55));
+  EXPECT_EQ(detail::target_bound(detail::host_call_target(native, certified, true), 8192),
+            std::ldexp(1.0, -55));
+  EXPECT_EQ(detail::target_bound(detail::host_call_target(native, certified, false), 8192),
+            std::ldexp(1.0, -53));
   EXPECT_EQ(detail::accuracy_target_name(detail::host_target(native)), "native (CPU BLAS)");
   // At 8192 the host bound is 90x tighter: a count that meets the device's bound need not.
   auto eps = [](int s) { return std::ldexp(1.0, -8 * s + 60); };  // 2^-52 at s = 14

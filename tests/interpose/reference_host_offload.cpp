@@ -20,12 +20,10 @@ host_offload_result try_host_offload(const host_gemm& priced, const char* entry,
   const host_gemm& g = *c.g;
   const config& cfg = settings();
   if (cfg.moduli.chooses_per_call()) {
-    // The real host path's choice: the CPU BLAS's target (host_target), and for an embedded
-    // (complex) call complex_target's quarter of it.
+    // The real host path's choice, at its target.
     const gemm_problem p{g.m, g.n,  g.k, operand_a(g.opa, g.a, g.lda), operand_b(g.opb, g.b, g.ldb),
                          g.c, g.ldc};
-    const accuracy_target host = host_target(cfg.accuracy);
-    const accuracy_target t = embedded != nullptr ? complex_target(host, cfg.moduli) : host;
+    const accuracy_target t = host_call_target(cfg.accuracy, cfg.moduli, embedded != nullptr);
     // No s serving the target: the reference's FP64 product stands in for native's.
     try {
       reference_dgemm_auto(p, g.alpha, g.beta, cfg.scaling, t, cfg.moduli.is_certified());
