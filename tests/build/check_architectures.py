@@ -1,6 +1,9 @@
-"""The default build compiles every kernel for sm_80, 86, 89, 90, 100 and 120 (machine code)
-and compute_120 (PTX, for newer GPUs): read from the build's compile_commands.json. Skipped
-(exit 77) when the build was configured with its own CMAKE_CUDA_ARCHITECTURES.
+"""The default build compiles every kernel of the library for sm_80, 86, 89, 90, 100 and 120
+(machine code) and compute_120 (PTX, for newer GPUs), and the device code of the test
+programs, benchmarks and examples for sm_80 and compute_80 (PTX the driver compiles for any
+newer GPU), except overlap_probe, which times a kernel of its own: read from the build's
+compile_commands.json. Skipped (exit 77) when the build was configured with its own
+CMAKE_CUDA_ARCHITECTURES.
 
 Usage: check_architectures.py COMPILE_COMMANDS_JSON
 """
@@ -15,22 +18,36 @@ if configured != default:
     print(f"CMAKE_CUDA_ARCHITECTURES={configured} overrides the default: not run")
     sys.exit(77)
 
-want_sass = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"}
-want_ptx = {"compute_120"}
+library = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "compute_120"}
+tools = {"sm_80", "compute_80"}
 commands = json.load(open(sys.argv[1], encoding="utf-8"))
-kernels = [c for c in commands if re.search(r"/kernels/[^/]+\.cu$", c["file"])]
-if not kernels:
-    print("FAIL: no kernel translation unit in the compile commands")
+cuda = [c for c in commands if c["file"].endswith(".cu")]
+
+
+def codes_of(command):
+    codes = set()
+    for group in re.findall(r"code=\[([^]]*)\]", command):
+        codes.update(group.split(","))
+    return codes
+
+
+def wanted(path):
+    if re.search(r"/kernels/[^/]+\.cu$", path) or path.endswith("/overlap_probe.cu"):
+        return library
+    return tools
+
+
+kernels = [c for c in cuda if wanted(c["file"]) is library]
+if not kernels or len(kernels) == len(cuda):
+    print("FAIL: the compile commands lack the library's kernels or the tools' device code")
     sys.exit(1)
 fail = False
-for c in kernels:
-    codes = set()
-    for group in re.findall(r"code=\[([^]]*)\]", c["command"]):
-        codes.update(group.split(","))
-    missing = (want_sass | want_ptx) - codes
-    if missing:
-        print(f"FAIL: {os.path.basename(c['file'])} lacks {sorted(missing)} (has {sorted(codes)})")
+for c in cuda:
+    codes, want = codes_of(c["command"]), wanted(c["file"])
+    if codes != want:
+        print(f"FAIL: {os.path.basename(c['file'])} has {sorted(codes)}, wants {sorted(want)}")
         fail = True
-print(f"{len(kernels)} kernel files, each with SASS for {sorted(want_sass)} and PTX {sorted(want_ptx)}"
-      if not fail else "")
+if not fail:
+    print(f"{len(kernels)} library files with {sorted(library)}; "
+          f"{len(cuda) - len(kernels)} tool files with {sorted(tools)}")
 sys.exit(1 if fail else 0)
