@@ -29,14 +29,14 @@ inline detail::gpu_rates h200_prior() {
   return spec != nullptr ? detail::prior_rates(*spec) : detail::gpu_rates{};
 }
 
-struct measured {
+struct sweep_point {
   int64_t m, n, k;
   int s;
   bool accurate;
   double native_ms, emulated_ms;  // medians of the same run
 };
 
-inline constexpr measured kSweep58bc1ab[] = {
+inline constexpr sweep_point kSweep58bc1ab[] = {
     {2048, 2048, 2048, 14, false, 0.287, 0.434},         // phi 0.5
     {2048, 2048, 2048, 15, false, 0.287, 0.462},         // phi 0.5
     {2048, 2048, 2048, 16, false, 0.287, 0.482},         // phi 0.5
@@ -124,7 +124,7 @@ inline int expect_sweep_decisions(const detail::gpu_rates& h200) {
   const detail::config cfg{};  // auto mode, 5% margin, OZDGEMM_MIN_DIM 256
   EXPECT_EQ(cfg.mode, detail::run_mode::automatic);
   int emulated = 0;
-  for (const measured& r : kSweep58bc1ab) {
+  for (const sweep_point& r : kSweep58bc1ab) {
     const detail::scaling_mode mode =
         r.accurate ? detail::scaling_mode::accurate : detail::scaling_mode::fast;
     detail::config c = cfg;
