@@ -53,7 +53,8 @@ void vector_pass(const operand& x, int64_t nvec, int64_t k, int bands, std::vect
 
 }  // namespace
 
-certified_bound_data reference_certified_bound(const gemm_problem& p, int bands) {
+certified_bound_data reference_certified_bound(const gemm_problem& p, int bands,
+                                               const std::vector<uint8_t>* terms) {
   certified_bound_data pb;
   pb.m = p.m;
   pb.n = p.n;
@@ -81,6 +82,7 @@ certified_bound_data reference_certified_bound(const gemm_problem& p, int bands)
           const int8_t* ra = qa[q].data() + i * k;
           const int8_t* cb = qb[d - q].data() + j * k;
           for (int64_t l = 0; l < k; ++l) {
+            if (terms != nullptr && (*terms)[static_cast<size_t>(l)] == 0) continue;
             block += static_cast<int32_t>(ra[l]) * static_cast<int32_t>(cb[l]);
             if (++in_block == kKBlock) {
               gd += block;

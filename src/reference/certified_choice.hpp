@@ -57,7 +57,12 @@ struct certified_bound_data {
 
 // bands in [1, kMaxBands]. O(bands (bands + 1) / 2 m n k) integer operations, as the GPU's
 // INT8 GEMMs would do them (per-k-block INT32 sums added into 64 bits).
-certified_bound_data reference_certified_bound(const gemm_problem& p, int bands);
+// terms: where given (k entries), only the terms l with terms[l] != 0 enter G: a sum of fewer
+// non-negative terms is still a lower bound of (|A||B|)_ij, a weaker one (for measuring what a
+// band GEMM over part of the depth costs in moduli; the norms and the band anchors stay the
+// whole vectors'). Null: every term, what the GPU computes.
+certified_bound_data reference_certified_bound(const gemm_problem& p, int bands,
+                                               const std::vector<uint8_t>* terms = nullptr);
 
 // An upper bound of max over (i, j) of T_ij / (|A||B|)_ij for the exponents ea (rows of op(A))
 // and eb (columns of op(B)) and residues rounded to nearest or truncated; +inf when some
