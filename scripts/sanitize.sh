@@ -50,9 +50,24 @@ built=$(date +%s)
 # leaks a few objects on purpose (reachable from statics), which LeakSanitizer does not count.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# The GoogleTest CPU suite in one process (ctest would start one ASan process per test, each
-# paying ASan's start-up with the CUDA libraries loaded: 6 minutes instead of about 1).
-"$build_dir/ozdgemm_cpu_tests" --gtest_brief=1
+# The GoogleTest CPU suite in one process per job, GoogleTest's shards (ctest would start one
+# ASan process per test, each paying ASan's start-up with the CUDA libraries loaded: 6 minutes
+# instead of about 1). Each shard's output goes to its own log, shown when it fails.
+pids=()
+for ((i = 0; i < jobs; ++i)); do
+  GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$i "$build_dir/ozdgemm_cpu_tests" --gtest_brief=1 \
+    > "$build_dir/cpu_tests_shard$i.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for ((i = 0; i < jobs; ++i)); do
+  if ! wait "${pids[$i]}"; then
+    cat "$build_dir/cpu_tests_shard$i.log"
+    failed=1
+  fi
+  tail -n 3 "$build_dir/cpu_tests_shard$i.log"
+done
+((failed == 0)) || { echo "sanitize: the CPU suite failed under ASan/UBSan" >&2; exit 1; }
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -L cpu \
   -R '^(security|fuzz)[.]' -j"$jobs"
 echo "sanitize: build $((built - start)) s, tests $(($(date +%s) - built)) s"

@@ -47,8 +47,6 @@ extern "C" __attribute__((visibility("default"))) void xerbla_(const char*, cons
 namespace ozdgemm::test {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kAuto = -77777;  // a leading dimension to be set to its minimum valid value
 
 using blas_dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
@@ -113,10 +111,6 @@ operands make_operands(gemm_case& c) {
   for (size_t i = 0; i < o.C.size(); ++i) o.C[i] = value(i, 3);
   if (c.edit) c.edit(o);
   return o;
-}
-
-bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
 }
 
 std::string run_case_impl(gemm_case c, bool* order_dependent);

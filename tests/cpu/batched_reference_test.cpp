@@ -16,22 +16,17 @@
 #include <vector>
 
 #include "ozdgemm/ozdgemm.h"
+#include "cpu/cpu_test_util.hpp"
 #include "support/inputs.hpp"
 
 namespace ozdgemm::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Written in every element no C_i covers: any change of it is a write outside the batch.
 constexpr double kSentinel = -1234.5;
 
 ozdgemm_options_t fixed(int s) { return ozdgemm_options_t{s, OZDGEMM_SCALING_FAST, 0}; }
 ozdgemm_options_t certified() { return ozdgemm_default_options(); }
-
-bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
-}
 
 // One element type: T is double or cuDoubleComplex, `parts` doubles each.
 template <class T>

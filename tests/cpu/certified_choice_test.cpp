@@ -95,11 +95,6 @@ TEST(BandCodes, DropIsHalfTheSpreadLessOne) {
   EXPECT_EQ(detail::band_drop(detail::kZeroExponent, 0, 0), 0);
 }
 
-detail::gemm_problem problem_of(const operand_pair& in, host_matrix& C) {
-  return make_problem('N', 'N', in.a.rows, in.b.cols, in.a.cols, in.a.ptr(), in.a.ld,
-                      in.b.ptr(), in.b.ld, C.ptr(), C.ld);
-}
-
 // (|A||B|)_ij in long double and a relative bound of its rounding error.
 long double abs_dot(const operand_pair& in, int64_t i, int64_t j) {
   long double s = 0.0L;

@@ -49,11 +49,6 @@ std::vector<uint8_t> terms_of(const depth_sample& d, int64_t k) {
   return t;
 }
 
-detail::gemm_problem problem_of(const operand_pair& in, host_matrix& C) {
-  return make_problem('N', 'N', in.a.rows, in.b.cols, in.a.cols, in.a.ptr(), in.a.ld, in.b.ptr(),
-                      in.b.ld, C.ptr(), C.ld);
-}
-
 // The certified count with W from the sample's terms (kCertBands bands, native target).
 int certified_count(const detail::gemm_problem& p, scaling_mode mode,
                     const detail::certified_bound_data& pb) {

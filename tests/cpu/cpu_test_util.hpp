@@ -7,12 +7,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "core/element.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "core/scaling_rules.hpp"
+#include "support/inputs.hpp"
 
 namespace ozdgemm::test {
 
@@ -26,6 +30,20 @@ inline detail::gemm_problem make_problem(char transa, char transb, int64_t m, in
                                          int64_t ldc) {
   return detail::gemm_problem{m, n, k, detail::operand_a(to_op(transa), A, lda),
                               detail::operand_b(to_op(transb), B, ldb), C, ldc};
+}
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The same doubles bit for bit (NaN payloads and the signs of zeros included).
+inline bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+}
+
+// op(A) op(B) of an operand pair (no transposes) into C.
+inline detail::gemm_problem problem_of(const operand_pair& in, host_matrix& C) {
+  return make_problem('N', 'N', in.a.rows, in.b.cols, in.a.cols, in.a.ptr(), in.a.ld, in.b.ptr(),
+                      in.b.ld, C.ptr(), C.ld);
 }
 
 inline std::string mode_name(detail::scaling_mode mode) {

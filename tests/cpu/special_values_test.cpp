@@ -21,8 +21,6 @@ namespace {
 
 using detail::scaling_mode;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using special_param = std::tuple<scaling_mode, int>;
 

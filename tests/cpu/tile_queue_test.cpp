@@ -16,6 +16,7 @@
 
 #include "core/gemm_problem.hpp"
 #include "reference/host_reference.hpp"
+#include "cpu/cpu_test_util.hpp"
 #include "support/inputs.hpp"
 
 namespace {
@@ -23,6 +24,7 @@ namespace {
 using namespace ozdgemm::detail;
 using ozdgemm::test::input_kind;
 using ozdgemm::test::make_inputs;
+using ozdgemm::test::same_bits;
 
 constexpr int kModuli = 14;
 constexpr int64_t kM = 37, kN = 203, kK = 61;
@@ -46,10 +48,6 @@ struct problem {
     return c;
   }
 };
-
-bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
-}
 
 // Runs `workers` threads over the queue; worker w sleeps delay(w) per tile and fails (gives the
 // tile back and retires) on its fail_at(w)-th tile (0: never). Returns tiles done per worker.

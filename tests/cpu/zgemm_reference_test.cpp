@@ -46,8 +46,6 @@ namespace {
 
 using detail::scaling_mode;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // One complex call: its arguments and inputs, run through the C entry and the references.
 struct zcall {
@@ -423,9 +421,9 @@ const special_case kSpecials[] = {
     {"inf_a_nan_b", 5, 2, {-kInf, 1.0}, 2, 4, {kNaN, kNaN}},
 };
 
-using special_param = std::tuple<int, int, int>;  // case, alpha/beta set, moduli
+using zspecial_param = std::tuple<int, int, int>;  // case, alpha/beta set, moduli
 
-class ZgemmReferenceSpecials : public testing::TestWithParam<special_param> {};
+class ZgemmReferenceSpecials : public testing::TestWithParam<zspecial_param> {};
 
 TEST_P(ZgemmReferenceSpecials, ClassesOfTheNaiveComplexLoop) {
   const auto [index, scalars, moduli] = GetParam();
@@ -457,7 +455,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ZgemmReferenceSpecials,
     testing::Combine(testing::Range(0, static_cast<int>(sizeof kSpecials / sizeof kSpecials[0])),
                      testing::Range(0, 3), testing::Values(14, OZDGEMM_MODULI_CERTIFIED)),
-    [](const testing::TestParamInfo<special_param>& i) {
+    [](const testing::TestParamInfo<zspecial_param>& i) {
       return std::string(kSpecials[std::get<0>(i.param)].name) + "_scalars" +
              std::to_string(std::get<1>(i.param)) + "_" + setting_name(std::get<2>(i.param));
     });
