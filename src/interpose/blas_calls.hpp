@@ -107,6 +107,41 @@ void serve_dgemm_batch(const char* entry, const cblas_dgemm_batch_args& x) noexc
 void serve_zgemm_batch(const char* entry, const fortran_batch_args& x) noexcept;
 void serve_zgemm_batch(const char* entry, const cblas_zgemm_batch_args& x) noexcept;
 
+// A group batch of GEMMs (MKL's, OpenBLAS's and AOCL's ?gemm_batch, LP64) as received: group g's
+// flags, sizes and leading dimensions at index g of their arrays, its alpha and beta at
+// alpha + w g and beta + w g (w = 1 real, 2 complex doubles), the matrices' pointers group after
+// group. Fortran passes the group count by address, CBLAS by value; the CBLAS flags are CBLAS
+// enum values, the Fortran ones CHARACTER*1 arrays.
+template <class Flag, class Count>
+struct group_batch_args {
+  int layout;  // CBLAS only (column-major for Fortran)
+  const Flag* transa;
+  const Flag* transb;
+  const int *m, *n, *k;
+  const double* alpha;
+  const void* const* a;
+  const int* lda;
+  const void* const* b;
+  const int* ldb;
+  const double* beta;
+  void* const* c;
+  const int* ldc;
+  Count group_count;
+  const int* group_size;
+  std::size_t transa_len, transb_len;  // Fortran only: passed on, never read
+};
+using fortran_group_args = group_batch_args<char, const int*>;
+using cblas_group_args = group_batch_args<int, int>;
+
+// One application call of a group-batch routine (group_batch_calls.cpp): the groups the host path
+// takes served matrix by matrix like single calls, the others forwarded to the CPU BLAS's routine
+// of that name (a loop of its single GEMM when it has none); an invalid call forwarded whole.
+// Never throw.
+void serve_dgemm_group(const char* entry, const fortran_group_args& x) noexcept;
+void serve_dgemm_group(const char* entry, const cblas_group_args& x) noexcept;
+void serve_zgemm_group(const char* entry, const fortran_group_args& x) noexcept;
+void serve_zgemm_group(const char* entry, const cblas_group_args& x) noexcept;
+
 // One application call, one decision: offered to the GPU host path, else forwarded. `entry`
 // names the intercepted symbol for the log. Calls made while this thread is already inside an
 // intercepted call (reference CBLAS's cblas_dgemm calls dgemm_, which resolves back to us) go
@@ -139,6 +174,12 @@ template <gemm_family F>
 void forward_dgemm(const char* entry, const cblas_dgemm_args<F>& x) noexcept;
 template <gemm_family F>
 void forward_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
+// A valid ZGEMM call offered to the GPU host path as serve_zgemm offers it: true when C is final,
+// false when nothing was written (the caller then forwards it). Never throws.
+template <gemm_family F>
+bool offer_host_zgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept;
+template <gemm_family F>
+bool offer_host_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept;
 
 // Logs that `entry`'s call ran nowhere and C is left unchanged: there is no CPU BLAS routine
 // for it (`missing_cblas` null), or the call is invalid and the CPU BLAS lacks the CBLAS routine

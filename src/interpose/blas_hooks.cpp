@@ -1,5 +1,6 @@
 // The host BLAS GEMM entry points the library exports (cmake/ozdgemm.map): DGEMM and ZGEMM
-// under the names of each family of cpu_blas.hpp, and their strided-batch extensions (LP64). They
+// under the names of each family of cpu_blas.hpp, and their strided- and group-batch extensions
+// (LP64). They
 // shadow the CPU BLAS's definitions when the library is preloaded or linked in place of -lblas, and
 // hand the call to the one layer of blas_calls.hpp, which forwards what it does not emulate to the
 // CPU BLAS's definition of the same name. No other routine of those libraries is shadowed.
@@ -127,6 +128,52 @@ OZDGEMM_API void cblas_zgemm_batch_strided(int layout, int transa, int transb, i
        strideb,
        stridec,
        batch_size});
+}
+
+// The group-batch routines of MKL, OpenBLAS >= 0.3.30 and AOCL (LP64; group_batch_calls.cpp):
+// xGEMM's arguments as arrays of one entry per group, the matrices as arrays of pointers, then
+// the group count and the group sizes (Intel oneMKL Developer Reference, ?gemm_batch; OpenBLAS
+// interface/gemm_batch.c). Fortran: every argument by address, then the hidden lengths of the two
+// flag arrays.
+#define OZDGEMM_FORTRAN_GEMM_GROUP(NAME, SERVE)                                                  \
+  OZDGEMM_API void NAME(const char* transa, const char* transb, const int* m, const int* n,      \
+                        const int* k, const double* alpha, const void* const* a, const int* lda, \
+                        const void* const* b, const int* ldb, const double* beta,               \
+                        void* const* c, const int* ldc, const int* group_count,                 \
+                        const int* group_size, std::size_t transa_len,                          \
+                        std::size_t transb_len) noexcept {                                       \
+    ozdgemm::detail::SERVE(#NAME, {102, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, \
+                                   ldc, group_count, group_size, transa_len, transb_len});       \
+  }
+OZDGEMM_FORTRAN_GEMM_GROUP(dgemm_batch_, serve_dgemm_group)
+OZDGEMM_FORTRAN_GEMM_GROUP(dgemm_batch, serve_dgemm_group)
+OZDGEMM_FORTRAN_GEMM_GROUP(DGEMM_BATCH, serve_dgemm_group)
+OZDGEMM_FORTRAN_GEMM_GROUP(zgemm_batch_, serve_zgemm_group)
+OZDGEMM_FORTRAN_GEMM_GROUP(zgemm_batch, serve_zgemm_group)
+OZDGEMM_FORTRAN_GEMM_GROUP(ZGEMM_BATCH, serve_zgemm_group)
+
+// CBLAS: the layout and the group count by value; the flags as arrays of CBLAS enum values.
+OZDGEMM_API void cblas_dgemm_batch(int layout, const int* transa, const int* transb, const int* m,
+                                   const int* n, const int* k, const double* alpha,
+                                   const double** a, const int* lda, const double** b,
+                                   const int* ldb, const double* beta, double** c, const int* ldc,
+                                   int group_count, const int* group_size) noexcept {
+  ozdgemm::detail::serve_dgemm_group(
+      "cblas_dgemm_batch",
+      {layout, transa, transb, m, n, k, alpha, reinterpret_cast<const void* const*>(a), lda,
+       reinterpret_cast<const void* const*>(b), ldb, beta, reinterpret_cast<void* const*>(c), ldc,
+       group_count, group_size, 0, 0});
+}
+
+OZDGEMM_API void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m,
+                                   const int* n, const int* k, const void* alpha, const void** a,
+                                   const int* lda, const void** b, const int* ldb,
+                                   const void* beta, void** c, const int* ldc, int group_count,
+                                   const int* group_size) noexcept {
+  ozdgemm::detail::serve_zgemm_group(
+      "cblas_zgemm_batch",
+      {layout, transa, transb, m, n, k, static_cast<const double*>(alpha), a, lda, b, ldb,
+       static_cast<const double*>(beta), c, ldc, group_count, group_size, 0, 0});
 }
 
 #undef OZDGEMM_FORTRAN_GEMM_BATCH

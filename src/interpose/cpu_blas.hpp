@@ -168,6 +168,22 @@ using cblas_zgemm_batch_fn = void (*)(int, int, int, int, int, int, const void*,
                                       int, const void*, int, int, const void*, void*, int, int,
                                       int);
 
+// The group-batch GEMM routines of MKL, OpenBLAS >= 0.3.30 and AOCL (LP64): xGEMM's arguments as
+// arrays with one entry per group (scalars: one value per group, complex ones as pairs of
+// doubles), the matrices as arrays of pointers (one per matrix, group after group), then the
+// group count and each group's size. Fortran: every argument by address (the two flag arrays of
+// CHARACTER*1), then the hidden lengths of the flag arrays; CBLAS: the layout and the group count
+// by value.
+using fortran_gemm_group_fn = void (*)(const char*, const char*, const int*, const int*, const int*,
+                                       const double*, const void* const*, const int*,
+                                       const void* const*, const int*, const double*, void* const*,
+                                       const int*, const int*, const int*, std::size_t,
+                                       std::size_t);
+using cblas_gemm_group_fn = void (*)(int, const int*, const int*, const int*, const int*,
+                                     const int*, const void*, const void* const*, const int*,
+                                     const void* const*, const int*, const void*, void* const*,
+                                     const int*, int, const int*);
+
 // The CPU BLAS's routine `name` ("dsyrk_", "cblas_ztrsm", "dgemm_batch_strided_", ...), cached
 // by name as cpu_symbol does; nullptr when it has none (logged as cpu_blas_symbol logs it).
 void* cpu_routine(const char* name, bool required = true) noexcept;

@@ -71,20 +71,45 @@ void forward(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
   forward_zgemm<F>(entry, x);
 }
 
+// A valid call offered to the GPU host path: true when it was served there (throws what the
+// offload throws).
+template <class Args>
+bool offer(const char* entry, const Args& x) {
+  complex_problem p{};
+  complex_value alpha{}, beta{};
+  return to_complex_problem(x, &p, &alpha, &beta) &&
+         try_host_zgemm_offload(p, alpha, beta, entry).served;
+}
+
 template <class Args>
 void serve(const char* entry, const Args& x) noexcept {
-  serve_call(
-      entry,
-      [&] {
-        complex_problem p{};
-        complex_value alpha{}, beta{};
-        return to_complex_problem(x, &p, &alpha, &beta) &&
-               try_host_zgemm_offload(p, alpha, beta, entry).served;
-      },
-      [&] { forward(entry, x); });
+  serve_call(entry, [&] { return offer(entry, x); }, [&] { forward(entry, x); });
+}
+
+template <class Args>
+bool offer_noexcept(const char* entry, const Args& x) noexcept {
+  try {
+    return offer(entry, x);
+  } catch (...) {
+    try {
+      logger().error("{}: internal error; using the CPU BLAS", entry);
+    } catch (...) {
+    }
+    return false;
+  }
 }
 
 }  // namespace
+
+template <gemm_family F>
+bool offer_host_zgemm(const char* entry, const fortran_gemm_args<F>& x) noexcept {
+  return offer_noexcept(entry, x);
+}
+
+template <gemm_family F>
+bool offer_host_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
+  return offer_noexcept(entry, x);
+}
 
 template <gemm_family F>
 void forward_zgemm(const char* entry, const cblas_zgemm_args<F>& x) noexcept {
@@ -131,8 +156,12 @@ OZDGEMM_INSTANTIATE(gemm_family::ilp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_lp64)
 OZDGEMM_INSTANTIATE(gemm_family::scipy_ilp64)
 #undef OZDGEMM_INSTANTIATE
-// What the strided-batch hooks use (LP64 only).
+// What the batch hooks use (LP64 only).
 template void forward_zgemm<gemm_family::lp64>(const char*,
                                                const cblas_zgemm_args<gemm_family::lp64>&) noexcept;
+template bool offer_host_zgemm<gemm_family::lp64>(
+    const char*, const fortran_gemm_args<gemm_family::lp64>&) noexcept;
+template bool offer_host_zgemm<gemm_family::lp64>(
+    const char*, const cblas_zgemm_args<gemm_family::lp64>&) noexcept;
 
 }  // namespace ozdgemm::detail
