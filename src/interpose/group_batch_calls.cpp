@@ -266,18 +266,24 @@ void serve_groups(const char* entry, const char* cpu, const Args& x, int w, Offe
   }
 }
 
+// Matrix `d` of a real group the host path takes: offered as the single call on it, the columns
+// the GPU leaves (or the whole, when it declines) on the CPU BLAS's DGEMM.
+template <class Single, class Forward>
+void serve_real_matrix(const char* entry, const Single& d, Forward forward) noexcept {
+  host_gemm h{};
+  if (!to_host_gemm(d, &h))
+    forward(entry, d);
+  else if (!offer_host_gemm<kLp64>(entry, h))
+    cpu_dgemm<kLp64>(entry, h);
+}
+
 }  // namespace
 
 void serve_dgemm_group(const char* entry, const fortran_group_args& x) noexcept {
   serve_groups(
       entry, "dgemm_batch_", x, 1,
       [&](int g, int64_t i) {
-        const fortran_gemm_args<kLp64> f = single(x, g, i, 1);
-        host_gemm h{};
-        if (!to_host_gemm(f, &h))
-          forward_fortran<kLp64, gemm_routine::dgemm>(entry, f);
-        else if (!offer_host_gemm<kLp64>(entry, h))
-          cpu_dgemm<kLp64>(entry, h);
+        serve_real_matrix(entry, single(x, g, i, 1), forward_fortran<kLp64, gemm_routine::dgemm>);
       },
       [&](int g, int64_t i) {
         forward_fortran<kLp64, gemm_routine::dgemm>(entry, single(x, g, i, 1));
@@ -288,12 +294,7 @@ void serve_dgemm_group(const char* entry, const cblas_group_args& x) noexcept {
   serve_groups(
       entry, "cblas_dgemm_batch", x, 1,
       [&](int g, int64_t i) {
-        const cblas_dgemm_args<kLp64> d = real_single(x, g, i);
-        host_gemm h{};
-        if (!to_host_gemm(d, &h))
-          forward_dgemm<kLp64>(entry, d);
-        else if (!offer_host_gemm<kLp64>(entry, h))
-          cpu_dgemm<kLp64>(entry, h);
+        serve_real_matrix(entry, real_single(x, g, i), forward_dgemm<kLp64>);
       },
       [&](int g, int64_t i) { forward_dgemm<kLp64>(entry, real_single(x, g, i)); });
 }

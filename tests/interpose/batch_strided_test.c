@@ -15,20 +15,12 @@
  *              invalid calls, C untouched).
  * Gaps between matrices and the padding of C are compared too (the whole buffer). Exit 0 when
  * everything holds. */
-#include <ctype.h>
-#include <dlfcn.h>
 #include <math.h>
 
+#include "batch_client.h"
 #include "check.h"
 #include "test_batch_blas.h"
 
-enum { kRowMajor = 101, kColMajor = 102 };
-enum mode { forwarded, emulated, missing };
-
-typedef struct {
-  const char* name;
-  int cblas, cplx;
-} routine;
 static const routine kFortranD = {"dgemm_batch_strided_", 0, 0};
 static const routine kFortranZ = {"zgemm_batch_strided_", 0, 1};
 static const routine kCblasD = {"cblas_dgemm_batch_strided", 1, 0};
@@ -42,42 +34,11 @@ typedef struct {
   int nan_c; /* C starts as NaN (with beta = 0: never read) */
 } call;
 
-static enum mode run_mode;
-static int moduli = 16;
-static void* own_library = NULL;    /* libozdgemm_test_batch.so (forwarded, emulated) */
-static void* reference_blas = NULL; /* libblas.so.3 (missing) */
 static int failures = 0;
 
-typedef struct {
-  int num_moduli, scaling, accuracy;
-} options_t; /* ozdgemm_options_t: int, enum, int */
 typedef int (*reference_fn)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
                             const double*, int64_t, double, double*, int64_t, options_t);
 static reference_fn dgemm_reference = NULL;
-
-static int cblas_op(char t) {
-  t = (char)toupper((unsigned char)t);
-  return t == 'N' ? 111 : t == 'T' ? 112 : t == 'C' ? 113 : 99;
-}
-
-/* Op N (either case). */
-static int plain(char t) { return toupper((unsigned char)t) == 'N'; }
-
-/* The test library's recorder, when it is loaded (not in the missing mode). */
-static void test_batch_reset_if_any(void) {
-  if (own_library != NULL) ((void (*)(void))dlsym(own_library, "test_batch_reset"))();
-}
-static const char* test_batch_last_call_if_any(void) {
-  return own_library != NULL ? ((const char* (*)(void))dlsym(own_library, "test_batch_last_call"))()
-                             : NULL;
-}
-static int test_batch_reports_if_any(const char** routine, int* info) {
-  *routine = "";
-  *info = 0;
-  return own_library != NULL ? ((int (*)(const char**, int*))dlsym(
-                                   own_library, "test_batch_reports"))(routine, info)
-                             : 0;
-}
 
 /* Calls the routine r of `lib` (null: as linked) on x. */
 static void invoke(const routine* r, void* lib, const call* x, const double* a, const double* b,
@@ -139,15 +100,15 @@ static column_major translate(const call* x, int cblas, int w, const double* a, 
 static void expected(const routine* r, const call* x, const double* a, const double* b,
                      double* want, int served) {
   const int w = r->cplx ? 2 : 1;
-  if (run_mode == forwarded || (run_mode == emulated && !served)) {
-    invoke(r, own_library, x, a, b, want);
+  if (client.mode == forwarded || (client.mode == emulated && !served)) {
+    invoke(r, client.own_library, x, a, b, want);
     return;
   }
   for (int p = 0; p < x->count; ++p) {
     const column_major g = translate(x, r->cblas, w, a, b, p);
     double* cp = want + (size_t)w * p * x->sc;
-    if (run_mode == emulated) {
-      const options_t o = {moduli, 0, 0};
+    if (client.mode == emulated) {
+      const options_t o = {client.moduli, 0, 0};
       if (dgemm_reference(g.ta, g.tb, g.m, g.n, g.k, x->alpha[0], g.a, g.lda, g.b, g.ldb,
                           x->beta[0], cp, x->ldc, o) != 0) {
         fprintf(stderr, "FAIL: ozdgemm_dgemm_reference refused a valid call\n");
@@ -157,14 +118,14 @@ static void expected(const routine* r, const call* x, const double* a, const dou
       void (*f)(int, int, int, int, int, int, double, const double*, int, const double*, int,
                 double, double*, int) =
           (void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int,
-                    double, double*, int))dlsym(reference_blas, "cblas_dgemm");
+                    double, double*, int))dlsym(client.reference_blas, "cblas_dgemm");
       f(kColMajor, cblas_op(g.ta), cblas_op(g.tb), g.m, g.n, g.k, x->alpha[0], g.a, g.lda, g.b,
         g.ldb, x->beta[0], cp, x->ldc);
     } else {
       void (*f)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
                 const void*, void*, int) =
           (void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
-                    const void*, void*, int))dlsym(reference_blas, "cblas_zgemm");
+                    const void*, void*, int))dlsym(client.reference_blas, "cblas_zgemm");
       f(kColMajor, cblas_op(g.ta), cblas_op(g.tb), g.m, g.n, g.k, x->alpha, g.a, g.lda, g.b, g.ldb,
         x->beta, cp, x->ldc);
     }
@@ -193,10 +154,10 @@ static void valid_case(const routine* r, call x) {
   const int same_op = r->cblas || (isupper((unsigned char)x.ta) && isupper((unsigned char)x.tb) &&
                                    (x.ta == 'N') == (x.tb == 'N'));
   const int apart = x.count <= 1 || x.sc >= (int)span(rc, cc, x.ldc);
-  const int served = run_mode == emulated && !r->cplx && x.count > 0 && x.m > 0 && x.n > 0 &&
+  const int served = client.mode == emulated && !r->cplx && x.count > 0 && x.m > 0 && x.n > 0 &&
                      x.k > 0 && same_op && apart;
   const int untouched =
-      run_mode == missing && r->cplx && x.count > 1 && (x.sa != 0 || x.sb != 0 || x.sc != 0);
+      client.mode == missing && r->cplx && x.count > 1 && (x.sa != 0 || x.sb != 0 || x.sc != 0);
   double* a = random_buffer(na);
   double* b = random_buffer(nb);
   double* c = random_buffer(nc);
@@ -218,7 +179,7 @@ static void valid_case(const routine* r, call x) {
   test_batch_reset_if_any();
   invoke(r, NULL, &x, a, b, c);
   if (!untouched) expected(r, &x, a, b, want, served);
-  if (run_mode != missing && !served) {
+  if (client.mode != missing && !served) {
     const char* last_call = test_batch_last_call_if_any();
     if (last_call == NULL || strcmp(last_call, r->name) != 0) {
       fprintf(stderr, "FAIL %s %s: the test library's routine was not called\n", r->name, what);
@@ -259,7 +220,7 @@ static void invalid_case(const routine* r, call x, int info) {
            "invalid layout=%d %c%c m=%d n=%d k=%d ld=%d,%d,%d strides=%d,%d,%d count=%d (info %d)",
            x.layout, x.ta, x.tb, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.sa, x.sb, x.sc, x.count,
            info);
-  const int want_reports = run_mode == missing ? 0 : 1;
+  const int want_reports = client.mode == missing ? 0 : 1;
   if (reports != want_reports ||
       (want_reports == 1 && (strcmp(got_routine, r->name) != 0 || got != info))) {
     fprintf(stderr, "FAIL %s %s: %d report(s), last '%s' info %d\n", r->name, what, reports,
@@ -361,41 +322,11 @@ static void run_routine(const routine* r) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|missing\n", argv[0]);
-    return 2;
-  }
-  if (strcmp(argv[1], "forwarded") == 0) {
-    run_mode = forwarded;
-  } else if (strcmp(argv[1], "emulated") == 0 && argc > 2) {
-    run_mode = emulated;
-    moduli = atoi(argv[2]);
-    /* The reference offload keeps its copy of the C API hidden: take libozdgemm.so's, opened
-     * RTLD_LOCAL so that none of its hooks joins the process's symbols. */
-    void* api = argc > 3 ? dlopen(argv[3], RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (api != NULL) dgemm_reference = (reference_fn)dlsym(api, "ozdgemm_dgemm_reference");
-    if (dgemm_reference == NULL) {
-      fprintf(stderr, "FAIL: no ozdgemm_dgemm_reference in %s\n", argc > 3 ? argv[3] : "(none)");
-      return 1;
-    }
-  } else if (strcmp(argv[1], "missing") == 0) {
-    run_mode = missing;
-    reference_blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (reference_blas == NULL) {
-      fprintf(stderr, "FAIL: libblas.so.3: %s\n", dlerror());
-      return 1;
-    }
-  } else {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|missing\n", argv[0]);
-    return 2;
-  }
-  if (run_mode != missing) {
-    own_library = dlopen("libozdgemm_test_batch.so", RTLD_NOW | RTLD_NOLOAD);
-    if (own_library == NULL) {
-      fprintf(stderr, "FAIL: libozdgemm_test_batch.so is not loaded: %s\n", dlerror());
-      return 1;
-    }
-  }
+  const int status = batch_client_start(argc, argv);
+  if (status != 0) return status;
+  if (client.mode == emulated &&
+      (dgemm_reference = (reference_fn)batch_client_api("ozdgemm_dgemm_reference")) == NULL)
+    return 1;
   const routine* routines[] = {&kCblasD, &kFortranD, &kCblasZ, &kFortranZ};
   for (size_t i = 0; i < sizeof routines / sizeof routines[0]; ++i) run_routine(routines[i]);
   printf("strided-batch routines (%s): %d failures\n", argv[1], failures);

@@ -16,20 +16,14 @@
  *              invalid calls leave C untouched.
  * Exit 0 when everything holds. */
 #include <complex.h>
-#include <ctype.h>
-#include <dlfcn.h>
 #include <math.h>
 
+#include "batch_client.h"
 #include "check.h"
 #include "test_batch_blas.h"
 
-enum { kRowMajor = 101, kColMajor = 102, kMaxGroups = 5, kMaxMatrices = 16 };
-enum mode { forwarded, emulated, missing };
+enum { kMaxGroups = 5, kMaxMatrices = 16 };
 
-typedef struct {
-  const char* name;
-  int cblas, cplx;
-} routine;
 static const routine kCblasD = {"cblas_dgemm_batch", 1, 0};
 static const routine kFortranD = {"dgemm_batch_", 0, 0};
 static const routine kCblasZ = {"cblas_zgemm_batch", 1, 1};
@@ -52,41 +46,14 @@ typedef struct {
   int bad_size;    /* group 0's size as received (invalid calls), else its own */
 } call;
 
-static enum mode run_mode;
-static int moduli = 16;
-static void* own_library = NULL;    /* libozdgemm_test_batch.so (forwarded, emulated) */
-static void* reference_blas = NULL; /* libblas.so.3 (missing) */
 static int failures = 0;
 
-typedef struct {
-  int num_moduli, scaling, accuracy;
-} options_t; /* ozdgemm_options_t: int, enum, int */
 typedef int (*dref_fn)(char, char, int64_t, int64_t, int64_t, double, const double*, int64_t,
                        const double*, int64_t, double, double*, int64_t, options_t);
 typedef int (*zref_fn)(char, char, int64_t, int64_t, int64_t, double _Complex, const void*, int64_t,
                        const void*, int64_t, double _Complex, void*, int64_t, options_t);
 static dref_fn dgemm_reference = NULL;
 static zref_fn zgemm_reference = NULL;
-
-static int cblas_op(char t) {
-  t = (char)toupper((unsigned char)t);
-  return t == 'N' ? 111 : t == 'T' ? 112 : t == 'C' ? 113 : 99;
-}
-static int plain(char t) { return toupper((unsigned char)t) == 'N'; }
-
-static void* own(const char* name) { return own_library != NULL ? dlsym(own_library, name) : NULL; }
-static void reset_own(void) {
-  if (own_library != NULL) ((void (*)(void))own("test_batch_reset"))();
-}
-static const char* own_last_call(void) {
-  return own_library != NULL ? ((const char* (*)(void))own("test_batch_last_call"))() : NULL;
-}
-static int own_reports(const char** routine, int* info) {
-  *routine = "";
-  *info = 0;
-  return own_library != NULL ? ((int (*)(const char**, int*))own("test_batch_reports"))(routine, info)
-                             : 0;
-}
 
 /* Stored extents of group g's matrices (row-major stores the transposes). */
 typedef struct {
@@ -171,7 +138,7 @@ static void own_group(const routine* r, const call* x, arrays* s, void** c, int 
   arrays t;
   fill_arrays(&one, r, &t);
   for (int i = 0; i < x->g[g].size; ++i) t.a[i] = s->a[first + i], t.b[i] = s->b[first + i];
-  invoke(r, own_library, &one, &t, c + first);
+  invoke(r, client.own_library, &one, &t, c + first);
 }
 
 /* Matrix i of group g on one single GEMM of the reference (emulated: the library's; missing:
@@ -186,8 +153,8 @@ static void reference_matrix(const routine* r, const call* x, const arrays* s, i
   const void* a = row ? s->b[i] : s->a[i];
   const void* b = row ? s->a[i] : s->b[i];
   const int lda = row ? s->ldb[g] : s->lda[g], ldb = row ? s->lda[g] : s->ldb[g];
-  if (run_mode == emulated) {
-    const options_t o = {moduli, 0, 0};
+  if (client.mode == emulated) {
+    const options_t o = {client.moduli, 0, 0};
     const int st =
         r->cplx ? zgemm_reference(ta, tb, m, n, q->k, q->alpha[0] + q->alpha[1] * I, a, lda, b,
                                   ldb, q->beta[0] + q->beta[1] * I, c, s->ldc[g], o)
@@ -201,14 +168,14 @@ static void reference_matrix(const routine* r, const call* x, const arrays* s, i
     void (*f)(int, int, int, int, int, int, double, const void*, int, const void*, int, double,
               void*, int) = (void (*)(int, int, int, int, int, int, double, const void*, int,
                                       const void*, int, double, void*, int))
-        dlsym(reference_blas, "cblas_dgemm");
+        dlsym(client.reference_blas, "cblas_dgemm");
     f(kColMajor, cblas_op(ta), cblas_op(tb), m, n, q->k, q->alpha[0], a, lda, b, ldb, q->beta[0],
       c, s->ldc[g]);
   } else {
     void (*f)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
               const void*, void*, int) =
         (void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
-                  const void*, void*, int))dlsym(reference_blas, "cblas_zgemm");
+                  const void*, void*, int))dlsym(client.reference_blas, "cblas_zgemm");
     f(kColMajor, cblas_op(ta), cblas_op(tb), m, n, q->k, q->alpha, a, lda, b, ldb, q->beta, c,
       s->ldc[g]);
   }
@@ -218,7 +185,7 @@ static void reference_matrix(const routine* r, const call* x, const arrays* s, i
  * every non-trivial product). */
 static int served(const call* x, int g) {
   const group_t* q = &x->g[g];
-  return run_mode == emulated && !x->shared_c && q->m > 0 && q->n > 0 && q->k > 0 && q->size > 0;
+  return client.mode == emulated && !x->shared_c && q->m > 0 && q->n > 0 && q->k > 0 && q->size > 0;
 }
 
 static void describe(const routine* r, const call* x, char* what, size_t len) {
@@ -273,35 +240,35 @@ static void run_case(const routine* r, call x, int info) {
   char what[320];
   describe(r, &x, what, sizeof what);
   const int before = failures;
-  reset_own();
+  test_batch_reset_if_any();
   invoke(r, NULL, &x, &s, c);
   if (info != 0) {
     const char* got_routine;
     int got;
-    const int reports = own_reports(&got_routine, &got);
-    const int want_reports = run_mode == missing ? 0 : 1;
+    const int reports = test_batch_reports_if_any(&got_routine, &got);
+    const int want_reports = client.mode == missing ? 0 : 1;
     if (reports != want_reports ||
         (want_reports == 1 && (strcmp(got_routine, r->name) != 0 || got != info))) {
       fprintf(stderr, "FAIL %s invalid %s: %d report(s), last '%s' info %d, want %d\n", r->name,
               what, reports, got_routine, got, info);
       ++failures;
     }
-  } else if (run_mode == forwarded || x.shared_c) {
-    if (run_mode == missing) { /* one after the other, in order */
+  } else if (client.mode == forwarded || x.shared_c) {
+    if (client.mode == missing) { /* one after the other, in order */
       int i = 0;
       for (int g = 0; g < x.count; ++g)
         for (int j = 0; j < x.g[g].size; ++j, ++i) reference_matrix(r, &x, &s, g, i, cw[i]);
     } else {
-      invoke(r, own_library, &x, &s, cw);
+      invoke(r, client.own_library, &x, &s, cw);
     }
-    if (run_mode != missing && (own_last_call() == NULL || strcmp(own_last_call(), r->name) != 0)) {
+    if (client.mode != missing && (test_batch_last_call_if_any() == NULL || strcmp(test_batch_last_call_if_any(), r->name) != 0)) {
       fprintf(stderr, "FAIL %s %s: the test library's routine was not called\n", r->name, what);
       ++failures;
     }
   } else {
     int first = 0;
     for (int g = 0; g < x.count; first += x.g[g].size, ++g) {
-      if (run_mode == emulated && !served(&x, g)) {
+      if (client.mode == emulated && !served(&x, g)) {
         own_group(r, &x, &s, cw, g, first);
         continue;
       }
@@ -396,44 +363,12 @@ static void run_routine(const routine* r) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|missing\n", argv[0]);
-    return 2;
-  }
-  if (strcmp(argv[1], "forwarded") == 0) {
-    run_mode = forwarded;
-  } else if (strcmp(argv[1], "emulated") == 0 && argc > 3) {
-    run_mode = emulated;
-    moduli = atoi(argv[2]);
-    /* The reference offload keeps its copy of the C API hidden: take libozdgemm.so's, opened
-     * RTLD_LOCAL so that none of its hooks joins the process's symbols. */
-    void* api = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
-    if (api != NULL) {
-      dgemm_reference = (dref_fn)dlsym(api, "ozdgemm_dgemm_reference");
-      zgemm_reference = (zref_fn)dlsym(api, "ozdgemm_zgemm_reference");
-    }
-    if (dgemm_reference == NULL || zgemm_reference == NULL) {
-      fprintf(stderr, "FAIL: no ozdgemm_?gemm_reference in %s\n", argv[3]);
-      return 1;
-    }
-  } else if (strcmp(argv[1], "missing") == 0) {
-    run_mode = missing;
-    reference_blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (reference_blas == NULL) {
-      fprintf(stderr, "FAIL: libblas.so.3: %s\n", dlerror());
-      return 1;
-    }
-  } else {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|missing\n", argv[0]);
-    return 2;
-  }
-  if (run_mode != missing) {
-    own_library = dlopen("libozdgemm_test_batch.so", RTLD_NOW | RTLD_NOLOAD);
-    if (own_library == NULL) {
-      fprintf(stderr, "FAIL: libozdgemm_test_batch.so is not loaded: %s\n", dlerror());
-      return 1;
-    }
-  }
+  const int status = batch_client_start(argc, argv);
+  if (status != 0) return status;
+  if (client.mode == emulated &&
+      ((dgemm_reference = (dref_fn)batch_client_api("ozdgemm_dgemm_reference")) == NULL ||
+       (zgemm_reference = (zref_fn)batch_client_api("ozdgemm_zgemm_reference")) == NULL))
+    return 1;
   const routine* routines[] = {&kCblasD, &kFortranD, &kCblasZ, &kFortranZ};
   for (size_t i = 0; i < sizeof routines / sizeof routines[0]; ++i) run_routine(routines[i]);
   printf("group-batch routines (%s): %d failures\n", argv[1], failures);
