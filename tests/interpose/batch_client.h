@@ -3,6 +3,8 @@
  *   forwarded  linked to libozdgemm_test_batch.so: calls reach it (past LD_PRELOAD);
  *   emulated   the same with the reference host offload preloaded; argv[2] is the fixed moduli
  *              count, argv[3] libozdgemm.so's path (its ozdgemm_?gemm_reference);
+ *   gpu        emulated, with libozdgemm.so itself preloaded on a machine with a GPU (exit 77,
+ *              skipped, without one): the GPU host path computes the reference's bits;
  *   missing    linked -lozdgemm in place of -lblas: reference BLAS (libblas.so.3) is the
  *              expectation. */
 #ifndef OZDGEMM_TESTS_INTERPOSE_BATCH_CLIENT_H
@@ -38,11 +40,25 @@ typedef struct {
   int cblas, cplx;
 } routine;
 
-/* Reads the mode from argv; 0 when the client can run, else the exit status (2: usage). */
+/* Whether the CUDA runtime sees a GPU (dlopen: the client links no CUDA). */
+static inline int batch_client_has_gpu(void) {
+  void* cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+  int (*count)(int*) = cudart != NULL ? (int (*)(int*))dlsym(cudart, "cudaGetDeviceCount") : NULL;
+  int n = 0;
+  return count != NULL && count(&n) == 0 && n > 0;
+}
+
+/* Reads the mode from argv; 0 when the client can run, else the exit status (2: usage, 77: no
+ * GPU for the gpu mode). */
 static inline int batch_client_start(int argc, char** argv) {
+  const int gpu = argc > 3 && strcmp(argv[1], "gpu") == 0;
+  if (gpu && !batch_client_has_gpu()) {
+    printf("no GPU: the gpu mode is skipped\n");
+    return 77;
+  }
   if (argc >= 2 && strcmp(argv[1], "forwarded") == 0) {
     client.mode = forwarded;
-  } else if (argc > 3 && strcmp(argv[1], "emulated") == 0) {
+  } else if (argc > 3 && (gpu || strcmp(argv[1], "emulated") == 0)) {
     client.mode = emulated;
     client.moduli = atoi(argv[2]);
     /* The reference offload keeps its copy of the C API hidden: take libozdgemm.so's, opened
@@ -60,7 +76,7 @@ static inline int batch_client_start(int argc, char** argv) {
       return 1;
     }
   } else {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|missing\n", argv[0]);
+    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|gpu S LIBOZDGEMM|missing\n", argv[0]);
     return 2;
   }
   if (client.mode != missing) {
