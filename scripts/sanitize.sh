@@ -65,7 +65,7 @@ for ((i = 0; i < jobs; ++i)); do
     cat "$build_dir/cpu_tests_shard$i.log"
     failed=1
   fi
-  tail -n 3 "$build_dir/cpu_tests_shard$i.log"
+  grep -E '^\[  (PASSED|FAILED) +\]' "$build_dir/cpu_tests_shard$i.log" | tail -n 1 || true
 done
 ((failed == 0)) || { echo "sanitize: the CPU suite failed under ASan/UBSan" >&2; exit 1; }
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -L cpu \
