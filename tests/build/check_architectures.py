@@ -19,7 +19,9 @@ if configured != default:
     sys.exit(77)
 
 library = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "compute_120"}
-tools = {"sm_80", "compute_80"}
+# The tools' list is checked where it is the default's (-DOZDGEMM_TOOLS_CUDA_ARCHITECTURES=...
+# may set another).
+tools = {"sm_80", "compute_80"} if os.environ.get("OZDGEMM_TOOLS_ARCHITECTURES", "80") == "80" else None
 commands = json.load(open(sys.argv[1], encoding="utf-8"))
 cuda = [c for c in commands if c["file"].endswith(".cu")]
 
@@ -44,10 +46,10 @@ if not kernels or len(kernels) == len(cuda):
 fail = False
 for c in cuda:
     codes, want = codes_of(c["command"]), wanted(c["file"])
-    if codes != want:
+    if want is not None and codes != want:
         print(f"FAIL: {os.path.basename(c['file'])} has {sorted(codes)}, wants {sorted(want)}")
         fail = True
 if not fail:
     print(f"{len(kernels)} library files with {sorted(library)}; "
-          f"{len(cuda) - len(kernels)} tool files with {sorted(tools)}")
+          f"{len(cuda) - len(kernels)} tool files with {sorted(tools) if tools else 'their own list'}")
 sys.exit(1 if fail else 0)
