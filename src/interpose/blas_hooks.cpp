@@ -135,15 +135,14 @@ OZDGEMM_API void cblas_zgemm_batch_strided(int layout, int transa, int transb, i
 // the group count and the group sizes (Intel oneMKL Developer Reference, ?gemm_batch; OpenBLAS
 // interface/gemm_batch.c). Fortran: every argument by address, then the hidden lengths of the two
 // flag arrays.
-#define OZDGEMM_FORTRAN_GEMM_GROUP(NAME, SERVE)                                                  \
-  OZDGEMM_API void NAME(const char* transa, const char* transb, const int* m, const int* n,      \
-                        const int* k, const double* alpha, const void* const* a, const int* lda, \
-                        const void* const* b, const int* ldb, const double* beta,               \
-                        void* const* c, const int* ldc, const int* group_count,                 \
-                        const int* group_size, std::size_t transa_len,                          \
-                        std::size_t transb_len) noexcept {                                       \
-    ozdgemm::detail::SERVE(#NAME, {102, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, \
-                                   ldc, group_count, group_size, transa_len, transb_len});       \
+#define OZDGEMM_FORTRAN_GEMM_GROUP(NAME, SERVE)                                                   \
+  OZDGEMM_API void NAME(const char* transa, const char* transb, const int* m, const int* n,       \
+                        const int* k, const double* alpha, const void* const* a, const int* lda,  \
+                        const void* const* b, const int* ldb, const double* beta, void* const* c, \
+                        const int* ldc, const int* group_count, const int* group_size,            \
+                        std::size_t transa_len, std::size_t transb_len) noexcept {                \
+    ozdgemm::detail::SERVE(#NAME, {102, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,  \
+                                   ldc, group_count, group_size, transa_len, transb_len});        \
   }
 OZDGEMM_FORTRAN_GEMM_GROUP(dgemm_batch_, serve_dgemm_group)
 OZDGEMM_FORTRAN_GEMM_GROUP(dgemm_batch, serve_dgemm_group)
@@ -167,8 +166,8 @@ OZDGEMM_API void cblas_dgemm_batch(int layout, const int* transa, const int* tra
 
 OZDGEMM_API void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m,
                                    const int* n, const int* k, const void* alpha, const void** a,
-                                   const int* lda, const void** b, const int* ldb,
-                                   const void* beta, void** c, const int* ldc, int group_count,
+                                   const int* lda, const void** b, const int* ldb, const void* beta,
+                                   void** c, const int* ldc, int group_count,
                                    const int* group_size) noexcept {
   ozdgemm::detail::serve_zgemm_group(
       "cblas_zgemm_batch",

@@ -73,9 +73,8 @@ cblas_dgemm_args<kLp64> real_single(const cblas_group_args& x, int g, int64_t i)
           x.ldc[g]};
 }
 cblas_zgemm_args<kLp64> complex_single(const cblas_group_args& x, int g, int64_t i) {
-  return {x.layout,  x.transa[g],       x.transb[g], x.m[g],   x.n[g],
-          x.k[g],    x.alpha + 2 * g,   x.a[i],      x.lda[g], x.b[i],
-          x.ldb[g],  x.beta + 2 * g,    x.c[i],      x.ldc[g]};
+  return {x.layout, x.transa[g], x.transb[g], x.m[g],   x.n[g],         x.k[g], x.alpha + 2 * g,
+          x.a[i],   x.lda[g],    x.b[i],      x.ldb[g], x.beta + 2 * g, x.c[i], x.ldc[g]};
 }
 
 // Group g's shape and flags are valid (xGEMM's checks; the scalars are not read).
@@ -88,8 +87,9 @@ bool valid_group(const fortran_group_args& x, int g) {
 }
 bool valid_group(const cblas_group_args& x, int g) {
   host_gemm h{};
-  cblas_dgemm_args<kLp64> d{x.layout, x.transa[g], x.transb[g], x.m[g], x.n[g], x.k[g], 1.0,
-                            nullptr,  x.lda[g],    nullptr,     x.ldb[g], 1.0,  nullptr, x.ldc[g]};
+  cblas_dgemm_args<kLp64> d{x.layout, x.transa[g], x.transb[g], x.m[g],   x.n[g],
+                            x.k[g],   1.0,         nullptr,     x.lda[g], nullptr,
+                            x.ldb[g], 1.0,         nullptr,     x.ldc[g]};
   return to_host_gemm(d, &h);
 }
 
@@ -119,8 +119,7 @@ const char* whole_call_declines(const Args& x, int w, group_plan* plan) {
   const int groups = count_of(x);
   if (groups > 0 && (x.group_size == nullptr || x.transa == nullptr || x.transb == nullptr ||
                      x.m == nullptr || x.n == nullptr || x.k == nullptr || x.alpha == nullptr ||
-                     x.lda == nullptr || x.ldb == nullptr || x.beta == nullptr ||
-                     x.ldc == nullptr))
+                     x.lda == nullptr || x.ldb == nullptr || x.beta == nullptr || x.ldc == nullptr))
     return kInvalid;
   plan->first.assign(static_cast<size_t>(groups) + 1, 0);
   for (int g = 0; g < groups; ++g) {
@@ -174,10 +173,10 @@ void cpu_groups(const char* cpu, const cblas_group_args& x, const group_plan& p,
                 int w, Single one) noexcept {
   if (void* f = cpu_routine(cpu, false)) {
     const int64_t i0 = p.first[g0];
-    reinterpret_cast<cblas_gemm_group_fn>(f)(
-        x.layout, x.transa + g0, x.transb + g0, x.m + g0, x.n + g0, x.k + g0, x.alpha + w * g0,
-        x.a + i0, x.lda + g0, x.b + i0, x.ldb + g0, x.beta + w * g0, x.c + i0, x.ldc + g0,
-        g1 - g0, x.group_size + g0);
+    reinterpret_cast<cblas_gemm_group_fn>(f)(x.layout, x.transa + g0, x.transb + g0, x.m + g0,
+                                             x.n + g0, x.k + g0, x.alpha + w * g0, x.a + i0,
+                                             x.lda + g0, x.b + i0, x.ldb + g0, x.beta + w * g0,
+                                             x.c + i0, x.ldc + g0, g1 - g0, x.group_size + g0);
     return;
   }
   for (int g = g0; g < g1; ++g)
@@ -190,14 +189,13 @@ template <class Args, class Single>
 void forward_whole(const char* entry, const char* cpu, const Args& x, int w, Single one) noexcept {
   if (void* f = cpu_routine(cpu, false)) {
     if constexpr (std::is_same_v<Args, fortran_group_args>)
-      reinterpret_cast<fortran_gemm_group_fn>(f)(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a,
-                                                 x.lda, x.b, x.ldb, x.beta, x.c, x.ldc,
-                                                 x.group_count, x.group_size, x.transa_len,
-                                                 x.transb_len);
+      reinterpret_cast<fortran_gemm_group_fn>(f)(
+          x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc,
+          x.group_count, x.group_size, x.transa_len, x.transb_len);
     else
-      reinterpret_cast<cblas_gemm_group_fn>(f)(x.layout, x.transa, x.transb, x.m, x.n, x.k,
-                                               x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
-                                               x.ldc, x.group_count, x.group_size);
+      reinterpret_cast<cblas_gemm_group_fn>(f)(x.layout, x.transa, x.transb, x.m, x.n, x.k, x.alpha,
+                                               x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc,
+                                               x.group_count, x.group_size);
     return;
   }
   group_plan p;
@@ -229,8 +227,8 @@ void serve_groups(const char* entry, const char* cpu, const Args& x, int w, Offe
     } catch (...) {
     }
     if (why != nullptr) {
-      const bool any = has_count(x) && count_of(x) > 0 && x.m != nullptr && x.n != nullptr &&
-                       x.k != nullptr;
+      const bool any =
+          has_count(x) && count_of(x) > 0 && x.m != nullptr && x.n != nullptr && x.k != nullptr;
       log_forwarded(entry, any ? shape_of(x, 0) : shape3{0, 0, 0}, why);
     }
   }

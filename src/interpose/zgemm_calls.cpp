@@ -83,7 +83,8 @@ bool offer(const char* entry, const Args& x) {
 
 template <class Args>
 void serve(const char* entry, const Args& x) noexcept {
-  serve_call(entry, [&] { return offer(entry, x); }, [&] { forward(entry, x); });
+  serve_call(
+      entry, [&] { return offer(entry, x); }, [&] { forward(entry, x); });
 }
 
 template <class Args>

@@ -4,7 +4,8 @@
 // W over a subset never exceeds W over every term, element by element, and the count never
 // drops. DISABLED_DepthSampleTable prints, per set, the count with W from every term, from
 // the first k/q terms and from every q-th term (the numbers behind the docs' table):
-//   build/ozdgemm_cpu_tests --gtest_filter='CertifiedDepth.DISABLED_*' --gtest_also_run_disabled_tests
+//   build/ozdgemm_cpu_tests --gtest_filter='CertifiedDepth.DISABLED_*'
+//   --gtest_also_run_disabled_tests
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,12 +33,15 @@ struct depth_sample {
   int q;
   sample_kind kind;
 };
-constexpr depth_sample kSamples[] = {
-    {"k", 1, sample_kind::first},          {"first k/2", 2, sample_kind::first},
-    {"first k/4", 4, sample_kind::first},  {"first k/8", 8, sample_kind::first},
-    {"every 4th", 4, sample_kind::strided}, {"every 8th", 8, sample_kind::strided},
-    {"every 2nd run", 2, sample_kind::runs}, {"every 4th run", 4, sample_kind::runs},
-    {"every 8th run", 8, sample_kind::runs}};
+constexpr depth_sample kSamples[] = {{"k", 1, sample_kind::first},
+                                     {"first k/2", 2, sample_kind::first},
+                                     {"first k/4", 4, sample_kind::first},
+                                     {"first k/8", 8, sample_kind::first},
+                                     {"every 4th", 4, sample_kind::strided},
+                                     {"every 8th", 8, sample_kind::strided},
+                                     {"every 2nd run", 2, sample_kind::runs},
+                                     {"every 4th run", 4, sample_kind::runs},
+                                     {"every 8th run", 8, sample_kind::runs}};
 constexpr int64_t kRun = 64;
 
 std::vector<uint8_t> terms_of(const depth_sample& d, int64_t k) {
@@ -62,7 +66,8 @@ void expect_weaker(const std::string& name, const operand_pair& in, scaling_mode
                    std::vector<int>* counts) {
   host_matrix C = make_matrix(1, 1);
   const detail::gemm_problem p = problem_of(in, C);
-  const detail::certified_bound_data full = detail::reference_certified_bound(p, detail::kCertBands);
+  const detail::certified_bound_data full =
+      detail::reference_certified_bound(p, detail::kCertBands);
   const int s_full = certified_count(p, mode, full);
   counts->push_back(s_full);
   for (const depth_sample& d : kSamples) {

@@ -76,7 +76,8 @@ static inline int batch_client_start(int argc, char** argv) {
       return 1;
     }
   } else {
-    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|gpu S LIBOZDGEMM|missing\n", argv[0]);
+    fprintf(stderr, "usage: %s forwarded|emulated S LIBOZDGEMM|gpu S LIBOZDGEMM|missing\n",
+            argv[0]);
     return 2;
   }
   if (client.mode != missing) {
@@ -105,8 +106,7 @@ static inline int plain(char t) { return toupper((unsigned char)t) == 'N'; }
 
 /* The test library's recorder, when it is loaded (not in the missing mode). */
 static inline void test_batch_reset_if_any(void) {
-  if (client.own_library != NULL)
-    ((void (*)(void))dlsym(client.own_library, "test_batch_reset"))();
+  if (client.own_library != NULL) ((void (*)(void))dlsym(client.own_library, "test_batch_reset"))();
 }
 static inline const char* test_batch_last_call_if_any(void) {
   return client.own_library != NULL

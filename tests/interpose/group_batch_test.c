@@ -117,12 +117,12 @@ static void invoke(const routine* r, void* lib, const call* x, arrays* s, void**
   }
   const int gc = x->group_count;
   if (!r->cblas)
-    ((__typeof__(&dgemm_batch_))fn)(s->fta, s->ftb, s->m, s->n, s->k, s->alpha, s->a, s->lda,
-                                    s->b, s->ldb, s->beta, c, s->ldc, &gc, s->size, 1, 1);
+    ((__typeof__(&dgemm_batch_))fn)(s->fta, s->ftb, s->m, s->n, s->k, s->alpha, s->a, s->lda, s->b,
+                                    s->ldb, s->beta, c, s->ldc, &gc, s->size, 1, 1);
   else if (!r->cplx)
     ((__typeof__(&cblas_dgemm_batch))fn)(x->layout, s->cta, s->ctb, s->m, s->n, s->k, s->alpha,
-                                         (const double**)s->a, s->lda, (const double**)s->b,
-                                         s->ldb, s->beta, (double**)c, s->ldc, gc, s->size);
+                                         (const double**)s->a, s->lda, (const double**)s->b, s->ldb,
+                                         s->beta, (double**)c, s->ldc, gc, s->size);
   else
     ((__typeof__(&cblas_zgemm_batch))fn)(x->layout, s->cta, s->ctb, s->m, s->n, s->k, s->alpha,
                                          s->a, s->lda, s->b, s->ldb, s->beta, c, s->ldc, gc,
@@ -155,22 +155,22 @@ static void reference_matrix(const routine* r, const call* x, const arrays* s, i
   const int lda = row ? s->ldb[g] : s->lda[g], ldb = row ? s->lda[g] : s->ldb[g];
   if (client.mode == emulated) {
     const options_t o = {client.moduli, 0, 0};
-    const int st =
-        r->cplx ? zgemm_reference(ta, tb, m, n, q->k, q->alpha[0] + q->alpha[1] * I, a, lda, b,
-                                  ldb, q->beta[0] + q->beta[1] * I, c, s->ldc[g], o)
-                : dgemm_reference(ta, tb, m, n, q->k, q->alpha[0], a, lda, b, ldb, q->beta[0], c,
-                                  s->ldc[g], o);
+    const int st = r->cplx
+                       ? zgemm_reference(ta, tb, m, n, q->k, q->alpha[0] + q->alpha[1] * I, a, lda,
+                                         b, ldb, q->beta[0] + q->beta[1] * I, c, s->ldc[g], o)
+                       : dgemm_reference(ta, tb, m, n, q->k, q->alpha[0], a, lda, b, ldb,
+                                         q->beta[0], c, s->ldc[g], o);
     if (st != 0) {
       fprintf(stderr, "FAIL: the reference refused a valid call\n");
       ++failures;
     }
   } else if (!r->cplx) {
     void (*f)(int, int, int, int, int, int, double, const void*, int, const void*, int, double,
-              void*, int) = (void (*)(int, int, int, int, int, int, double, const void*, int,
-                                      const void*, int, double, void*, int))
-        dlsym(client.reference_blas, "cblas_dgemm");
-    f(kColMajor, cblas_op(ta), cblas_op(tb), m, n, q->k, q->alpha[0], a, lda, b, ldb, q->beta[0],
-      c, s->ldc[g]);
+              void*, int) =
+        (void (*)(int, int, int, int, int, int, double, const void*, int, const void*, int, double,
+                  void*, int))dlsym(client.reference_blas, "cblas_dgemm");
+    f(kColMajor, cblas_op(ta), cblas_op(tb), m, n, q->k, q->alpha[0], a, lda, b, ldb, q->beta[0], c,
+      s->ldc[g]);
   } else {
     void (*f)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
               const void*, void*, int) =
@@ -189,10 +189,10 @@ static int served(const call* x, int g) {
 }
 
 static void describe(const routine* r, const call* x, char* what, size_t len) {
-  const char* layout = !r->cblas                    ? ""
-                       : x->layout == kRowMajor     ? "RowMajor "
-                       : x->layout == kColMajor     ? "ColMajor "
-                                                    : "layout 99 ";
+  const char* layout = !r->cblas                ? ""
+                       : x->layout == kRowMajor ? "RowMajor "
+                       : x->layout == kColMajor ? "ColMajor "
+                                                : "layout 99 ";
   int at = snprintf(what, len, "%s%d group(s):", layout, x->group_count);
   for (int g = 0; g < x->count && at < (int)len; ++g)
     at += snprintf(what + at, len - at, " %c%c %dx%dx%d x%d%s", x->g[g].ta, x->g[g].tb, x->g[g].m,
@@ -261,7 +261,8 @@ static void run_case(const routine* r, call x, int info) {
     } else {
       invoke(r, client.own_library, &x, &s, cw);
     }
-    if (client.mode != missing && (test_batch_last_call_if_any() == NULL || strcmp(test_batch_last_call_if_any(), r->name) != 0)) {
+    if (client.mode != missing && (test_batch_last_call_if_any() == NULL ||
+                                   strcmp(test_batch_last_call_if_any(), r->name) != 0)) {
       fprintf(stderr, "FAIL %s %s: the test library's routine was not called\n", r->name, what);
       ++failures;
     }
@@ -280,8 +281,8 @@ static void run_case(const routine* r, call x, int info) {
       size_t l = 0;
       const double* got = c[i];
       while (memcmp(&got[l], &want[i][l], sizeof(double)) == 0) ++l;
-      fprintf(stderr, "FAIL %s %s: matrix %d, double %zu: %.17g, want %.17g\n", r->name, what, i,
-              l, got[l], want[i][l]);
+      fprintf(stderr, "FAIL %s %s: matrix %d, double %zu: %.17g, want %.17g\n", r->name, what, i, l,
+              got[l], want[i][l]);
       ++failures;
       break;
     }
@@ -307,13 +308,19 @@ static void run_routine(const routine* r) {
     const int layout = r->cblas ? layouts[l] : kColMajor;
     /* Every op pair, padded leading dimensions. */
     for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) run_case(r, one_group(layout, grp(ops[i], ops[j], 5, 4, 3, 2, 2)), 0);
+      for (int j = 0; j < 3; ++j)
+        run_case(r, one_group(layout, grp(ops[i], ops[j], 5, 4, 3, 2, 2)), 0);
     /* Groups the library takes between groups it leaves (k = 0, m = 0, no matrix): each run of
      * the latter is one call of the CPU BLAS's routine. */
-    call x = {layout, 5, {grp('N', 'T', 6, 5, 4, 1, 2), grp('T', 'N', 3, 4, 0, 0, 2),
-                          grp('N', 'N', 0, 4, 3, 1, 1), grp('C', 'N', 4, 6, 5, 0, 3),
-                          grp('N', 'N', 2, 2, 2, 0, 0)},
-              0, 0, 5, 0};
+    call x = {
+        layout,
+        5,
+        {grp('N', 'T', 6, 5, 4, 1, 2), grp('T', 'N', 3, 4, 0, 0, 2), grp('N', 'N', 0, 4, 3, 1, 1),
+         grp('C', 'N', 4, 6, 5, 0, 3), grp('N', 'N', 2, 2, 2, 0, 0)},
+        0,
+        0,
+        5,
+        0};
     run_case(r, x, 0);
     /* alpha = 0 (real: a trivial call the host path leaves to the CPU BLAS); beta = 0 with C NaN
      * (never read). */
@@ -340,8 +347,8 @@ static void run_routine(const routine* r) {
   /* Invalid calls, the test library's checks in its order; group 1 is the bad one where a
    * parameter is a group's, so that group 0 must not have been computed either. */
   const int s = r->cblas ? 1 : 0;
-  const call v = {kColMajor, 2, {grp('N', 'N', 2, 2, 2, 0, 1), grp('N', 'N', 2, 2, 2, 0, 1)},
-                  0, 0, 2, 0};
+  const call v = {kColMajor, 2, {grp('N', 'N', 2, 2, 2, 0, 1), grp('N', 'N', 2, 2, 2, 0, 1)}, 0, 0,
+                  2,         0};
   call x = v;
   if (r->cblas) {
     x.layout = 99;

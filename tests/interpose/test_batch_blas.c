@@ -111,9 +111,9 @@ void cblas_zgemm_batch_strided(int layout, int transa, int transb, int m, int n,
  * every group checked first, then each matrix as one naive GEMM. */
 static void group(const char* name, int cblas, int cplx, int layout, const char* fta,
                   const char* ftb, const int* cta, const int* ctb, const int* m, const int* n,
-                  const int* k, const double* alpha, const void** a, const int* lda,
-                  const void** b, const int* ldb, const double* beta, void** c, const int* ldc,
-                  int group_count, const int* group_size) {
+                  const int* k, const double* alpha, const void** a, const int* lda, const void** b,
+                  const int* ldb, const double* beta, void** c, const int* ldc, int group_count,
+                  const int* group_size) {
   copy_name(call_routine, name);
   const int shift = cblas ? 1 : 0, row = cblas && layout == 101, w = cplx ? 2 : 1;
   int info = 0;
@@ -160,29 +160,28 @@ static void group(const char* name, int cblas, int cplx, int layout, const char*
   }
 }
 
-#define TBB_DEFINE_FORTRAN_GROUP(NAME, CPLX)                                                 \
-  TBB_FORTRAN_GROUP(NAME) {                                                                  \
-    (void)transa_len;                                                                        \
-    (void)transb_len;                                                                        \
-    group(#NAME, 0, CPLX, 102, transa, transb, NULL, NULL, m, n, k, alpha, a, lda, b, ldb,   \
-          beta, c, ldc, *group_count, group_size);                                           \
+#define TBB_DEFINE_FORTRAN_GROUP(NAME, CPLX)                                                     \
+  TBB_FORTRAN_GROUP(NAME) {                                                                      \
+    (void)transa_len;                                                                            \
+    (void)transb_len;                                                                            \
+    group(#NAME, 0, CPLX, 102, transa, transb, NULL, NULL, m, n, k, alpha, a, lda, b, ldb, beta, \
+          c, ldc, *group_count, group_size);                                                     \
   }
 TBB_DEFINE_FORTRAN_GROUP(dgemm_batch_, 0)
 TBB_DEFINE_FORTRAN_GROUP(zgemm_batch_, 1)
 
-void cblas_dgemm_batch(int layout, const int* transa, const int* transb, const int* m,
-                       const int* n, const int* k, const double* alpha, const double** a,
-                       const int* lda, const double** b, const int* ldb, const double* beta,
-                       double** c, const int* ldc, int group_count, const int* group_size) {
+void cblas_dgemm_batch(int layout, const int* transa, const int* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double** a, const int* lda,
+                       const double** b, const int* ldb, const double* beta, double** c,
+                       const int* ldc, int group_count, const int* group_size) {
   group("cblas_dgemm_batch", 1, 0, layout, NULL, NULL, transa, transb, m, n, k, alpha,
         (const void**)a, lda, (const void**)b, ldb, beta, (void**)c, ldc, group_count, group_size);
 }
 
-void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m,
-                       const int* n, const int* k, const void* alpha, const void** a,
-                       const int* lda, const void** b, const int* ldb, const void* beta, void** c,
-                       const int* ldc, int group_count, const int* group_size) {
+void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m, const int* n,
+                       const int* k, const void* alpha, const void** a, const int* lda,
+                       const void** b, const int* ldb, const void* beta, void** c, const int* ldc,
+                       int group_count, const int* group_size) {
   group("cblas_zgemm_batch", 1, 1, layout, NULL, NULL, transa, transb, m, n, k,
-        (const double*)alpha, a, lda, b, ldb, (const double*)beta, c, ldc, group_count,
-        group_size);
+        (const double*)alpha, a, lda, b, ldb, (const double*)beta, c, ldc, group_count, group_size);
 }

@@ -33,21 +33,21 @@ void cblas_zgemm_batch_strided(int layout, int transa, int transb, int m, int n,
  * pointers group after group. Every group is checked before any matrix is computed; a bad
  * argument is reported with its group's parameter (Fortran: transa 1, transb 2, m 3, n 4, k 5,
  * lda 8, ldb 10, ldc 13, group_count 14, group_size 15; CBLAS: one more, layout 1). */
-#define TBB_FORTRAN_GROUP(NAME)                                                                 \
-  void NAME(const char* transa, const char* transb, const int* m, const int* n, const int* k,   \
+#define TBB_FORTRAN_GROUP(NAME)                                                                  \
+  void NAME(const char* transa, const char* transb, const int* m, const int* n, const int* k,    \
             const double* alpha, const void** a, const int* lda, const void** b, const int* ldb, \
-            const double* beta, void** c, const int* ldc, const int* group_count,               \
+            const double* beta, void** c, const int* ldc, const int* group_count,                \
             const int* group_size, size_t transa_len, size_t transb_len)
 TBB_FORTRAN_GROUP(dgemm_batch_);
 TBB_FORTRAN_GROUP(zgemm_batch_);
-void cblas_dgemm_batch(int layout, const int* transa, const int* transb, const int* m,
-                       const int* n, const int* k, const double* alpha, const double** a,
-                       const int* lda, const double** b, const int* ldb, const double* beta,
-                       double** c, const int* ldc, int group_count, const int* group_size);
-void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m,
-                       const int* n, const int* k, const void* alpha, const void** a,
-                       const int* lda, const void** b, const int* ldb, const void* beta, void** c,
+void cblas_dgemm_batch(int layout, const int* transa, const int* transb, const int* m, const int* n,
+                       const int* k, const double* alpha, const double** a, const int* lda,
+                       const double** b, const int* ldb, const double* beta, double** c,
                        const int* ldc, int group_count, const int* group_size);
+void cblas_zgemm_batch(int layout, const int* transa, const int* transb, const int* m, const int* n,
+                       const int* k, const void* alpha, const void** a, const int* lda,
+                       const void** b, const int* ldb, const void* beta, void** c, const int* ldc,
+                       int group_count, const int* group_size);
 
 /* Forgets what was recorded. */
 void test_batch_reset(void);
