@@ -37,9 +37,22 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 //                                                   uint32_t (&w)[2]) const;
 //          plane t's 8 bytes; First: t == 0, known at compile time (plane 0 is written before
 //          the loop over the others, so neither path branches on t)
+//      static constexpr int kExtraPlanes (optional, default 0): planes of a second product of
+//          the same pass over the operand, laid out as the others from int8_t* extra_out (a
+//          member), plane d filled from the run's inputs by
+//          void extra(const double (&x)[kPlaneRun], int64_t v, int d, uint32_t (&w)[2]) const
 // nplanes_dev (may be null): the plane count in device memory, read in place of nplanes (a count
 // chosen on the GPU, engine/gpu_choice.hpp); 0 writes nothing. Each vector's k in [0, k_write)
 // is written (k_write <= k_pad, a multiple of kPad), at the row stride k_pad.
+template <class Gen, class = void>
+struct extra_planes_of {
+  static constexpr int value = 0;
+};
+template <class Gen>
+struct extra_planes_of<Gen, std::void_t<decltype(Gen::kExtraPlanes)>> {
+  static constexpr int value = Gen::kExtraPlanes;
+};
+
 template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
@@ -121,6 +134,18 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       write_planes(std::true_type{});
     else
       write_planes(std::false_type{});
+    if constexpr (extra_planes_of<Gen>::value > 0) {
+      double x[kPlaneRun];
+#pragma unroll
+      for (int i = 0; i < kPlaneRun; ++i) x[i] = tile[rv][rk + i];
+      int8_t* o = gen.extra_out + v * k_pad + l;
+#pragma unroll
+      for (int d = 0; d < extra_planes_of<Gen>::value; ++d, o += plane_size) {
+        uint32_t w[2];
+        gen.extra(x, v < nvec ? v : 0, d, w);
+        *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "residues.cuh"
 
+#include "band_codes.cuh"
 #include "core/element.hpp"
 #include "planes.cuh"
 #include "residue_table.hpp"
@@ -43,7 +44,34 @@ struct residue_gen {
   }
 };
 
+// The residues of a fixed count and the certificate's band planes (the same bytes as
+// launch_band_planes writes), from the one read of the operand.
+struct residue_band_gen : residue_gen<false> {
+  static constexpr int kExtraPlanes = kCertBands;
+  band_codes bc;
+  int8_t* extra_out;  // the band planes
+  __device__ void extra(const double (&x)[kPlaneRun], int64_t v, int d, uint32_t (&w)[2]) const {
+    const int top = bc.top(v);
+    uint32_t c[kPlaneRun];
+#pragma unroll
+    for (int i = 0; i < kPlaneRun; ++i) c[i] = band_codes::code(x[i], top);
+    band_codes::plane_word(c, d, w);
+  }
+};
+
 }  // namespace
+
+void launch_residues_and_bands(const operand_vectors& v, const int* exps, const modulus_table& tb,
+                               bool nearest, const int* emax_enc, const int* drop, int8_t* planes,
+                               int8_t* band_planes, cudaStream_t stream) {
+  residue_band_gen gen;
+  static_cast<residue_gen<false>&>(gen) =
+      residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0};
+  gen.bc = band_codes{emax_enc, drop};
+  gen.extra_out = band_planes;
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s, planes, stream,
+                     nullptr, v.k_written);
+}
 
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream) {
@@ -58,6 +86,11 @@ void launch_chosen_residues(const operand_vectors& v, const int* exps, const int
                      residue_gen<true>{exps, make_residue_table(moduli_for(kMaxModuli)), false,
                                        chosen, nearest_mask},
                      kMaxModuli, planes, stream, chosen, v.k_written);
+}
+
+cudaError_t load_residue_band_kernels() {
+  return load_kernels(plane_tile_kernel<true, residue_band_gen>,
+                      plane_tile_kernel<false, residue_band_gen>);
 }
 
 }  // namespace ozdgemm::detail

@@ -17,6 +17,17 @@ namespace ozdgemm::detail {
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream);
 
+// The same, and the certificate's kCertBands band planes of the vectors' largest exponents and
+// band drops into band_planes (the bytes launch_band_planes writes, certify.cuh): one read of
+// the operand for both. Every k of k_pad is written (v.k_written unset).
+void launch_residues_and_bands(const operand_vectors& v, const int* exps, const modulus_table& tb,
+                               bool nearest, const int* emax_enc, const int* drop, int8_t* planes,
+                               int8_t* band_planes, cudaStream_t stream);
+
+// Loads launch_residues_and_bands' kernels on the current device (load_kernels,
+// launch_common.cuh): only a speculated count, which must not wait, launches them.
+cudaError_t load_residue_band_kernels();
+
 // The same for the moduli count chosen on the GPU (*chosen; 0 writes nothing), rounded to
 // nearest when bit s of nearest_mask is set.
 void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,

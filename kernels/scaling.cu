@@ -193,22 +193,21 @@ __device__ __forceinline__ double vector_ratio(int64_t k, int emax, uint32_t fla
   return truncation_ratio(k, nnz, static_cast<long long>(exp_sum), e);
 }
 
+// One thread per vector and s (blockIdx.y = s - kMinModuli): the exponent search of one s is a
+// short loop, and with every s in one thread a 4096-vector operand ran 16 blocks of 19 searches
+// in a row (24 us on the H100, against 3 for one s).
 __global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
                                   const uint32_t* flags, const unsigned long long* sum_q2,
                                   const unsigned long long* exp_sum, const unsigned int* nnz,
                                   auto_bounds b, unsigned long long* worst, int* exps_all) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int s = kMinModuli + static_cast<int>(blockIdx.y);
   const bool in = v < nvec;
   const int emax = in ? decode_emax(emax_enc[v]) : kZeroExponent;
-  const uint32_t fl = in ? flags[v] : 0;
-  const unsigned long long q2 = in ? sum_q2[v] : 0;
-  const unsigned long long es = in ? exp_sum[v] : 0;
-  const unsigned int nz = in ? nnz[v] : 0;
-  for (int s = kMinModuli; s <= kMaxModuli; ++s) {
-    const int e = fast_exponent(emax, q2, b.bound[s]);
-    if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * nvec + v] = e;
-    warp_max_commit(vector_ratio(k, emax, fl, nz, es, e), worst + s);
-  }
+  const int e = fast_exponent(emax, in ? sum_q2[v] : 0, b.bound[s]);
+  if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * nvec + v] = e;
+  const double r = in ? vector_ratio(k, emax, flags[v], nnz[v], exp_sum[v], e) : 0.0;
+  warp_max_commit(r, worst + s);
 }
 
 // One block per column j: max_i of U_ij (summed over the k-blocks), kept for every s.
@@ -368,7 +367,7 @@ void launch_vector_scan_stats(const operand_vectors& v, int* emax_enc, uint32_t*
 }
 
 void launch_fast_ratios(const fast_ratio_args& a, const auto_bounds& b, cudaStream_t stream) {
-  fast_ratio_kernel<<<grid_dim(a.nvec, 256), 256, 0, stream>>>(
+  fast_ratio_kernel<<<dim3(grid_dim(a.nvec, 256), kAutoSpan), 256, 0, stream>>>(
       a.nvec, a.k, a.emax_enc, a.flags, a.sum_q2, a.exp_sum, a.nnz, b, a.worst, a.exps_all);
 }
 

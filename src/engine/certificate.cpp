@@ -17,28 +17,38 @@
 namespace ozdgemm::detail {
 namespace {
 
-// The certified count's per-element bound, after the ratio launches kept the exponents of
-// every s: band planes and l1 norms of both operands, then per block of rows of C the band
-// GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits with
-// weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G) and
-// the worst certified ratio of every s
-// (core/certified_bound.hpp). The band planes use residue planes 1..kCertBands, which hold
-// nothing yet (plane 0 may hold accurate mode's bound plane); the residues overwrite them.
-void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+// The certified count's inputs before its band GEMM: the band drops, the band planes (unless
+// the residue pass writes them: write_bands false) and, for accurate scaling, the l1 norms (fast
+// scaling scans them with its norms, scan_operand).
+void prepare_certificate(const device_gemm& call, const layout& L, bool write_bands) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
-  const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
-  int8_t* bands_a = L.res_a + a_plane;
-  int8_t* bands_b = L.res_b + b_plane;
   launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
   launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
-  launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, bands_a, st);
-  launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, bands_b, st);
-  if (call.mode != scaling_mode::fast) {  // fast: scanned with the norms (scan_operand)
+  if (write_bands) {
+    launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, L.bands_a, st);
+    launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, L.bands_b, st);
+  }
+  if (call.mode != scaling_mode::fast) {
     launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);
     launch_norm1_scan(vectors_b(call, L), L.emax_b, L.norm_b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// The certified count's per-element bound, once the ratio launches kept the exponents of every
+// s and the band planes and l1 norms of both operands are written: per block of rows of C the
+// band GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits
+// with weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G)
+// and the worst certified ratio of every s (core/certified_bound.hpp).
+void launch_certificate(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+  const gemm_problem& p = call.p;
+  const cudaStream_t st = call.stream;
+  const int64_t a_plane = L.m_pad * L.k_pad, b_plane = L.n_pad * L.k_pad;
+  const int8_t* bands_a = L.bands_a;
+  const int8_t* bands_b = L.bands_b;
   // The `max` target is only known once the ratio of s = 20 is (choose_moduli).
   const double threshold = call.target.kind == accuracy_kind::max
                                ? std::numeric_limits<double>::infinity()
@@ -98,6 +108,8 @@ void certify_on_device(const device_gemm& call, const layout& L, const int8_gemm
   }
 }
 
+namespace {
+
 // Owns an event and a non-blocking stream made for one call (when the context has none).
 struct choice_resources {
   cudaEvent_t ready = nullptr;
@@ -148,7 +160,8 @@ bool fetch_when_ready(const device_gemm& call, const void* src, size_t bytes, vo
 
 }  // namespace
 
-void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
+void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                          bool bands_in_residues) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   const bool certified = call.moduli.is_certified();
@@ -183,7 +196,10 @@ void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_g
     launch_accurate_ratios(a, b, st);
   }
   OZDGEMM_CHECK_LAUNCH();
-  if (certified) certify_on_device(call, L, g);
+  if (certified) {
+    prepare_certificate(call, L, !bands_in_residues);
+    if (!bands_in_residues) launch_certificate(call, L, g);
+  }
 }
 
 choose_args certified_choose_args(const device_gemm& call, const layout& L) {

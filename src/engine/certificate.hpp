@@ -11,8 +11,15 @@
 namespace ozdgemm::detail {
 
 // The statistics the choice reads: the worst ratios of every s (certified: also the certified
-// bound over C, into the third row of L.worst).
-void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g);
+// bound over C, into the third row of L.worst). bands_in_residues (certified): the band planes
+// come from the residue pass (launch_residues_and_bands) and the certificate itself from
+// launch_certificate after it; enqueued here are its inputs up to the band drops.
+void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                          bool bands_in_residues = false);
+
+// The certificate (certified calls): the band GEMM over L.bands_a and L.bands_b and the worst
+// certified ratio of every s, into the third row of L.worst.
+void launch_certificate(const device_gemm& call, const layout& L, const int8_gemm_target& g);
 
 // The chooser kernel's arguments for a certified call (kernels/choice.cuh), its count into
 // L.chosen; no tally, no speculation, no outcome slot.

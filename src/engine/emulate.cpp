@@ -23,6 +23,7 @@
 #include "engine/pipeline.hpp"
 #include "engine/speculation.hpp"
 #include "fallback_gemm.cuh"
+#include "residues.cuh"
 #include "scaling.cuh"
 
 namespace ozdgemm::detail {
@@ -43,7 +44,21 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   const int s = call.speculative;  // 0 with certify_only
   const modulus_table* tb = s >= kMinModuli ? &moduli_for(s) : nullptr;
   const int64_t slot = s - kMinModuli;
-  launch_choice_inputs(call, L, g);
+  // With the count known, its residue pass also writes the band planes (one read of each
+  // operand instead of two), and the certificate follows it. Not for the Karatsuba form, whose B
+  // residues cover part of k only.
+  const bool fused = tb != nullptr && !call.karatsuba.on();
+  const int* exps_a = fused ? L.exps_all_a + slot * p.m : nullptr;
+  const int* exps_b = fused ? L.exps_all_b + slot * p.n : nullptr;
+  launch_choice_inputs(call, L, g, fused);
+  if (fused) {
+    const bool nearest = rounds_to_nearest(*tb, p.k);
+    launch_residues_and_bands(va, exps_a, *tb, nearest, L.emax_a, L.drop_a, L.res_a, L.bands_a, st);
+    launch_residues_and_bands(residue_vectors_b(call, L), exps_b, *tb, nearest, L.emax_b, L.drop_b,
+                              L.res_b, L.bands_b, st);
+    OZDGEMM_CHECK_LAUNCH();
+    launch_certificate(call, L, g);
+  }
   choose_args ca = certified_choose_args(call, L);
   ca.tally = call.certify_only ? nullptr : call.graphs->tally_device();
   ca.speculative = call.certify_only ? -1 : s;  // certify_only: none kept
@@ -65,8 +80,8 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   }
   // The residues of the launched count, from its exponents among every count's (what the
   // certificate read): written whatever the GPU decides, like the GEMMs that read them.
-  enqueue_products(call, L, g, va, *tb, L.exps_all_a + slot * p.m, L.exps_all_b + slot * p.n, true,
-                   L.chosen);
+  enqueue_products(call, L, g, va, *tb, L.exps_all_a + slot * p.m, L.exps_all_b + slot * p.n,
+                   fused ? residue_writes::none : residue_writes::both, L.chosen);
   launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
@@ -302,7 +317,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   }
 
   // 2-4. Residues, INT8 GEMMs, CRT.
-  enqueue_products(call, L, g, va, *tb, L.exp_a, L.exp_b, prepare_a, nullptr);
+  enqueue_products(call, L, g, va, *tb, L.exp_a, L.exp_b,
+                   prepare_a ? residue_writes::both : residue_writes::b_only, nullptr);
   if (ev != nullptr) record(ev->finished, st);
   return s;
 }

@@ -13,6 +13,7 @@
 #include "common/stream_capture.hpp"
 #include "crt.cuh"
 #include "fallback_gemm.cuh"
+#include "residues.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -55,6 +56,7 @@ gpu_choice_graphs::gpu_choice_graphs() {
   OZDGEMM_CUDA_TRY(load_chosen_crt_kernels());
   OZDGEMM_CUDA_TRY(load_fallback_kernels());
   OZDGEMM_CUDA_TRY(load_batch_gather_kernels());
+  OZDGEMM_CUDA_TRY(load_residue_band_kernels());
   OZDGEMM_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&tally_host_),
                                  sizeof(unsigned long long) * (kMaxModuli + 1),
                                  cudaHostAllocMapped));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/env.hpp"
+#include "core/certified_bound.hpp"
 #include "core/checked_math.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
@@ -90,6 +91,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
   L.a_zeroed_end = c.used();
   L.exp_a = c.take<int>(m);
   L.res_a = c.take<int8_t>(c.count(s, L.m_pad, L.k_pad));
+  if (certified) L.bands_a = c.take<int8_t>(c.count(kCertBands, L.m_pad, L.k_pad));
   L.b_zeroed_begin = c.align();
   L.emax_b = c.take<int>(n);
   L.flags_b = c.take<uint32_t>(n);
@@ -114,6 +116,7 @@ layout make_layout(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_m
     L.shared_bytes = c.used() - before;
   }
   L.res_b = c.take<int8_t>(c.count(s, L.n_pad, L.k_pad));
+  if (certified) L.bands_b = c.take<int8_t>(c.count(kCertBands, L.n_pad, L.k_pad));
   L.bound_a = accurate ? L.res_a : nullptr;  // s >= 2 planes each: room for one bound plane
   L.bound_b = accurate ? L.res_b : nullptr;
   if (automatic && accurate) {

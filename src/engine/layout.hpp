@@ -27,6 +27,9 @@ struct layout {
   size_t a_zeroed_end;
   int* exp_a;
   int8_t* res_a;  // [s][m_pad][k_pad]
+  // certified: [kCertBands][m_pad][k_pad], the band planes (their own bytes: a speculated count
+  // writes them in its residue pass, engine/emulate.cpp)
+  int8_t* bands_a;
   size_t b_zeroed_begin;
   int* emax_b;
   uint32_t* flags_b;
@@ -53,6 +56,7 @@ struct layout {
   int32_t* prod;  // [s][n_pad][rows of one block]
   size_t shared_bytes;
   int8_t* res_b;                  // [s][n_pad][k_pad]
+  int8_t* bands_b;                // certified: [kCertBands][n_pad][k_pad]
   int64_t row_block, row_blocks;  // rows of C per block of steps 3-4, and their number
   long long* col_max;             // auto, accurate: [n]
   int* head_all;                  // auto, accurate: [19][n]

@@ -184,14 +184,15 @@ void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_targe
 
 void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                       const operand_vectors& va, const modulus_table& tb, const int* exp_a,
-                      const int* exp_b, bool prepare_a, const int* only_if) {
+                      const int* exp_b, residue_writes writes, const int* only_if) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
   stage_events* ev = call.events;
   // Rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(tb, p.k);
-  if (prepare_a) launch_residues(va, exp_a, tb, nearest, L.res_a, st);
-  launch_residues(residue_vectors_b(call, L), exp_b, tb, nearest, L.res_b, st);
+  if (writes == residue_writes::both) launch_residues(va, exp_a, tb, nearest, L.res_a, st);
+  if (writes != residue_writes::none)
+    launch_residues(residue_vectors_b(call, L), exp_b, tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, tb);
   if (ev != nullptr) record(ev->prepared, st);

@@ -72,13 +72,17 @@ void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_tabl
 void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                  const modulus_table& tb, int64_t i0, int64_t rows);
 
-// Steps 2-4 of a call whose count tb.s is known on the host: the residues (A's unless
-// prepare_a is false: reuse_a) from the exponents exp_a and exp_b, then per block of rows of C
+// Which residues enqueue_products writes: both sides, B's only (reuse_a keeps A's), or none
+// (written already, with the band planes: engine/emulate.cpp).
+enum class residue_writes { both, b_only, none };
+
+// Steps 2-4 of a call whose count tb.s is known on the host: the residues (`writes`) from the
+// exponents exp_a and exp_b, then per block of rows of C
 // (one block unless the products would outgrow the workspace bound, rule_row_block) the INT8
 // GEMMs and the reduction + CRT + inverse scaling + alpha/beta; the CRT writes C only where
 // *only_if == tb.s when only_if is set (launch_crt).
 void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                       const operand_vectors& va, const modulus_table& tb, const int* exp_a,
-                      const int* exp_b, bool prepare_a, const int* only_if);
+                      const int* exp_b, residue_writes writes, const int* only_if);
 
 }  // namespace ozdgemm::detail

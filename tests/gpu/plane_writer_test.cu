@@ -1,6 +1,6 @@
 // The tiled plane writer (kernels/planes.cuh) byte for byte against the host definitions:
 // launch_residues against scale_to_int + int8_residue (both roundings), launch_bound_quantize
-// against bound_quantize, for both operand layouts, sizes that leave partial tiles in both
+// against bound_quantize, the band planes (alone and with the residues) against magnitude_band, for both operand layouts, sizes that leave partial tiles in both
 // directions, a leading dimension larger than the vector, and the zero padding. The end-to-end
 // bit-identity tests cover these kernels too; this one says which plane and byte went wrong.
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "certify.cuh"
+#include "core/certified_bound.hpp"
 #include "core/element.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
@@ -131,6 +133,61 @@ TEST_P(PlaneWriter, BoundPlaneMatchesHostByteForByte) {
       if (g != want && ++bad <= 5)
         ADD_FAILURE() << "v=" << v << " l=" << l << ": want " << int(want) << " got " << int(g);
     }
+  EXPECT_EQ(bad, 0);
+}
+
+// The residue pass that also writes the certificate's band planes (a speculated count's):
+// its residue planes equal launch_residues', and both its band planes and launch_band_planes'
+// equal the host's magnitude codes (magnitude_band from the top emax - drop).
+TEST_P(PlaneWriter, ResiduesAndBandsMatchHostByteForByte) {
+  const shape sh = GetParam();
+  const host_operand h = make_operand(sh, 5 + sh.nvec * 3 + sh.k);
+  const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
+  std::vector<int> emax_enc(static_cast<size_t>(sh.nvec), 0), exps(emax_enc), drop(emax_enc);
+  for (int64_t v = 0; v < sh.nvec; ++v) {
+    int emax = detail::kZeroExponent;
+    for (int64_t l = 0; l < sh.k; ++l) {
+      const int ex = detail::exponent_of(h.at(v, l));
+      emax = ex > emax ? ex : emax;
+    }
+    if (emax == detail::kZeroExponent) continue;
+    emax_enc[v] = emax + detail::kExponentBias;
+    exps[v] = static_cast<int>(30 + v % 40) - emax - 1;
+    drop[v] = static_cast<int>(v % 9);  // band_drop's range: a few binades below emax
+  }
+  device_buffer<double> x(h.data);
+  device_buffer<int> enc(emax_enc), e(exps), dr(drop);
+  const detail::modulus_table& tb = detail::moduli_for(15);
+  const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
+  const size_t band_bytes = detail::kCertBands * plane;
+  device_buffer<int8_t> res(tb.s * plane), fused(tb.s * plane), bands(band_bytes),
+      fused_bands(band_bytes);
+  for (int8_t* p : {res.ptr, fused.ptr}) ASSERT_CUDA(cudaMemset(p, 0x5A, tb.s * plane));
+  for (int8_t* p : {bands.ptr, fused_bands.ptr}) ASSERT_CUDA(cudaMemset(p, 0x5A, band_bytes));
+  const detail::operand_vectors ov{h.view(x.ptr), sh.nvec, sh.k, nullptr, nvec_pad, k_pad};
+  detail::launch_residues(ov, e.ptr, tb, true, res.ptr, nullptr);
+  detail::launch_band_planes(ov, enc.ptr, dr.ptr, bands.ptr, nullptr);
+  detail::launch_residues_and_bands(ov, e.ptr, tb, true, enc.ptr, dr.ptr, fused.ptr,
+                                    fused_bands.ptr, nullptr);
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(fused.to_host() == res.to_host()) << "the fused pass's residue planes differ";
+  const std::vector<int8_t> got_fused = fused_bands.to_host(), got_alone = bands.to_host();
+  int64_t bad = 0;
+  for (int d = 0; d < detail::kCertBands; ++d)
+    for (int64_t v = 0; v < nvec_pad; ++v)
+      for (int64_t l = 0; l < k_pad; ++l) {
+        int want = 0;
+        if (v < sh.nvec && l < sh.k && emax_enc[v] != 0) {
+          const int top = emax_enc[v] - detail::kExponentBias - drop[v];
+          const detail::band_code bc = detail::magnitude_band(h.at(v, l), top);
+          if (bc.code != 0 && bc.band == d) want = bc.code;
+        }
+        const size_t at = d * plane + v * k_pad + l;
+        if ((got_fused[at] != want || got_alone[at] != want) && ++bad <= 5)
+          ADD_FAILURE() << "band " << d << " v=" << v << " l=" << l << ": want " << want
+                        << " fused " << int(got_fused[at]) << " alone " << int(got_alone[at]);
+      }
   EXPECT_EQ(bad, 0);
 }
 
