@@ -110,7 +110,7 @@ config load() {
   if (const char* v = env("OZDGEMM_POINTER_BATCHES")) {
     if (std::strcmp(v, "on") == 0) c.pointer_batches = true;
     else if (std::strcmp(v, "off") == 0) c.pointer_batches = false;
-    else invalid("OZDGEMM_POINTER_BATCHES", v, "on|off", "off");
+    else invalid("OZDGEMM_POINTER_BATCHES", v, "on|off", "on");
   }
   if (const char* v = env("OZDGEMM_DEVICE")) {
     long long d = 0;

@@ -47,7 +47,7 @@
 //   OZDGEMM_CUBLASLT      on | off: serve FP64 cublasLtMatmul calls taken through the audit
 //                         module (on; interpose/lt_matmul.cpp)
 //   OZDGEMM_POINTER_BATCHES  on | off: serve pointer-array cuBLAS batches through packed
-//                         copies (off; engine/packed_batch.hpp)
+//                         copies (on; engine/packed_batch.hpp)
 //   OZDGEMM_INT8_GEMM     lt | cublas: the INT8 GEMMs' backend (lt; engine/int8_gemm.hpp,
 //                         which reads it, once, for this file and for the C API alike)
 #pragma once
@@ -96,8 +96,8 @@ struct config {
   bool all_devices = false;
   bool serve_cublaslt = true;  // OZDGEMM_CUBLASLT
   // OZDGEMM_POINTER_BATCHES: pointer-array batches served through packed copies
-  // (engine/packed_batch.hpp); off until that path has run on a GPU.
-  bool pointer_batches = false;
+  // (engine/packed_batch.hpp).
+  bool pointer_batches = true;
   int host_workers_per_device = 1;
   // OZDGEMM_HOST_PEER: workers on linked GPUs send A to each other (host_path/a_share.hpp).
   bool host_peer = false;

@@ -4,7 +4,7 @@
 // matrix would, else every matrix is served as its own GEMM (device_gemm.hpp), so each equals
 // the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
 // cublasGemmBatchedEx, each also _64) hold their pointers in device memory, which the host would
-// have to wait for: with OZDGEMM_POINTER_BATCHES=on they are routed the same way and a routed
+// have to wait for: unless OZDGEMM_POINTER_BATCHES=off they are routed the same way and a routed
 // batch is served in chunks copied into a packed buffer and back (engine/packed_batch.hpp), and
 // grouped batches (cublasDgemmGroupedBatched, cublasGemmGroupedBatchedEx, each also _64) group
 // by group likewise; otherwise both are forwarded with a decision line (per group).

@@ -5,12 +5,13 @@
 // random and adversarial matrices mixed in one batch (wide exponents, a NaN, an Inf), with
 // padded leading dimensions, broadcast operands (stride 0) and every op pair; and be within a
 // normwise tolerance of native cuBLAS (a pedantic handle, which the library forwards). Invalid
-// batches get cuBLAS's status and write nothing; overlapping C, pointer-array and grouped
-// batches run native. The C API's batched forms equal ozdgemm_dgemm per matrix. check_log.sh then
-// finds the strided entries emulated in the log. `batched_client pointers`, run with
-// OZDGEMM_POINTER_BATCHES=on: the same for pointer-array batches (cublas[DZ]gemmBatched,
-// cublasGemmBatchedEx, int and _64), A broadcast by a repeated pointer, graph capture,
-// alpha = 0 in device pointer mode with null matrices, and grouped batches of two shapes.
+// batches get cuBLAS's status and write nothing; overlapping C runs native, and a small
+// pointer-array and grouped batch match native's values. The C API's batched forms equal
+// ozdgemm_dgemm per matrix. check_log.sh then finds the strided entries emulated in the log.
+// `batched_client pointers` (pointer arrays served, the default of OZDGEMM_POINTER_BATCHES): the
+// same for pointer-array batches (cublas[DZ]gemmBatched, cublasGemmBatchedEx, int and _64), A
+// broadcast by a repeated pointer, graph capture, alpha = 0 in device pointer mode with null
+// matrices, and grouped batches of two shapes.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -29,14 +30,14 @@ namespace {
 
 constexpr int kBatch = 5;
 
-
 // Matrix i of a batch of `count` doubles each (complex: interleaved): 1 wide exponents,
 // 2 one NaN, 3 one Inf, others random as drawn.
 void adversarial(std::vector<double>& v, size_t per_matrix, int count) {
   for (int i = 1; i < count && i < 4; ++i) {
     double* m = v.data() + static_cast<size_t>(i) * per_matrix;
     if (i == 1)
-      for (size_t j = 0; j < per_matrix; ++j) m[j] = std::ldexp(m[j], static_cast<int>(j % 61) - 30);
+      for (size_t j = 0; j < per_matrix; ++j)
+        m[j] = std::ldexp(m[j], static_cast<int>(j % 61) - 30);
     if (i == 2) m[per_matrix / 3] = NAN;
     if (i == 3) m[per_matrix / 2] = INFINITY;
   }
@@ -63,12 +64,12 @@ cublasStatus_t strided(form f, int w, cublasHandle_t h, cublasOperation_t ta, cu
   const cudaDataType t = w == 1 ? CUDA_R_64F : CUDA_C_64F;
   switch (f) {
     case form::typed:
-      return w == 1 ? cublasDgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), alpha, A,
-                                                int(lda), sa, B, int(ldb), sb, beta, C, int(ldc),
-                                                sc, int(count))
-                    : cublasZgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), zal, za,
-                                                int(lda), sa, zb, int(ldb), sb, zbe, zc, int(ldc),
-                                                sc, int(count));
+      return w == 1
+                 ? cublasDgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), alpha, A, int(lda),
+                                             sa, B, int(ldb), sb, beta, C, int(ldc), sc, int(count))
+                 : cublasZgemmStridedBatched(h, ta, tb, int(m), int(n), int(k), zal, za, int(lda),
+                                             sa, zb, int(ldb), sb, zbe, zc, int(ldc), sc,
+                                             int(count));
     case form::typed_64:
       return w == 1 ? cublasDgemmStridedBatched_64(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb,
                                                    sb, beta, C, ldc, sc, count)
@@ -79,8 +80,8 @@ cublasStatus_t strided(form f, int w, cublasHandle_t h, cublasOperation_t ta, cu
                                         sa, B, t, int(ldb), sb, beta, C, t, int(ldc), sc,
                                         int(count), CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
     case form::ex_64:
-      return cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, alpha, A, t, lda, sa, B, t, ldb,
-                                           sb, beta, C, t, ldc, sc, count, CUBLAS_COMPUTE_64F,
+      return cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, alpha, A, t, lda, sa, B, t, ldb, sb,
+                                           beta, C, t, ldc, sc, count, CUBLAS_COMPUTE_64F,
                                            CUBLAS_GEMM_DEFAULT);
   }
   return CUBLAS_STATUS_INVALID_VALUE;
@@ -91,8 +92,9 @@ cublasStatus_t single(int w, cublasHandle_t h, cublasOperation_t ta, cublasOpera
                       int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
                       int64_t ldc) {
   using cz = cuDoubleComplex;
-  if (w == 1) return cublasDgemm_v2(h, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B,
-                                    int(ldb), beta, C, int(ldc));
+  if (w == 1)
+    return cublasDgemm_v2(h, ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta,
+                          C, int(ldc));
   return cublasZgemm_v2(h, ta, tb, int(m), int(n), int(k), reinterpret_cast<const cz*>(alpha),
                         reinterpret_cast<const cz*>(A), int(lda), reinterpret_cast<const cz*>(B),
                         int(ldb), reinterpret_cast<const cz*>(beta), reinterpret_cast<cz*>(C),
@@ -163,14 +165,16 @@ void batch_case(form f, int w, cublasHandle_t h, cublasHandle_t nat, cublasOpera
   const size_t na = static_cast<size_t>((broadcast_a ? lda * l.cols_a : sa * kBatch) * w);
   const size_t nb = static_cast<size_t>((broadcast_b ? ldb * l.cols_b : sb * kBatch) * w);
   const size_t nc = static_cast<size_t>(sc * kBatch * w);
-  std::vector<double> a = random_doubles(na, 1), b = random_doubles(nb, 2), c = random_doubles(nc, 3);
+  std::vector<double> a = random_doubles(na, 1), b = random_doubles(nb, 2),
+                      c = random_doubles(nc, 3);
   if (!broadcast_a) adversarial(a, static_cast<size_t>(sa * w), kBatch);
   const double alpha[2] = {0.75, 0.25}, beta[2] = {-0.5, 0.125};
   double *da = to_device(a), *db = to_device(b), *dc = to_device(c), *dn = to_device(c);
   double* ds = to_device(c);
   const std::string what = std::string(w == 1 ? "real " : "complex ") + form_name(f) + " ta " +
                            std::to_string(int(ta)) + " tb " + std::to_string(int(tb)) +
-                           (broadcast_a ? " A broadcast" : "") + (broadcast_b ? " B broadcast" : "");
+                           (broadcast_a ? " A broadcast" : "") +
+                           (broadcast_b ? " B broadcast" : "");
   const cublasStatus_t st =
       strided(f, w, h, ta, tb, m, n, k, alpha, da, lda, sa, db, ldb, sb, beta, dc, ldc, sc, kBatch);
   CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: status %d", what.c_str(), int(st));
@@ -193,11 +197,10 @@ P* device_array(const std::vector<P>& ptrs) {
 
 // One pointer-array batch (cublas[DZ]gemmBatched or cublasGemmBatchedEx, int or _64), real when
 // w == 1, complex when w == 2, the arrays in device memory.
-cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta,
-                        cublasOperation_t tb, int64_t m, int64_t n, int64_t k,
-                        const double* alpha, const double* const* A, int64_t lda,
-                        const double* const* B, int64_t ldb, const double* beta,
-                        double* const* C, int64_t ldc, int64_t count) {
+cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                        int64_t m, int64_t n, int64_t k, const double* alpha,
+                        const double* const* A, int64_t lda, const double* const* B, int64_t ldb,
+                        const double* beta, double* const* C, int64_t ldc, int64_t count) {
   using cz = cuDoubleComplex;
   const auto* za = reinterpret_cast<const cz* const*>(A);
   const auto* zb = reinterpret_cast<const cz* const*>(B);
@@ -215,10 +218,10 @@ cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta,
                     : cublasZgemmBatched(h, ta, tb, int(m), int(n), int(k), zal, za, int(lda), zb,
                                          int(ldb), zbe, zc, int(ldc), int(count));
     case form::typed_64:
-      return w == 1 ? cublasDgemmBatched_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                                            ldc, count)
-                    : cublasZgemmBatched_64(h, ta, tb, m, n, k, zal, za, lda, zb, ldb, zbe, zc,
-                                            ldc, count);
+      return w == 1 ? cublasDgemmBatched_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                                            count)
+                    : cublasZgemmBatched_64(h, ta, tb, m, n, k, zal, za, lda, zb, ldb, zbe, zc, ldc,
+                                            count);
     case form::ex:
       return cublasGemmBatchedEx(h, ta, tb, int(m), int(n), int(k), alpha, va, t, int(lda), vb, t,
                                  int(ldb), beta, vc, t, int(ldc), int(count), CUBLAS_COMPUTE_64F,
@@ -230,7 +233,7 @@ cublasStatus_t pointers(form f, int w, cublasHandle_t h, cublasOperation_t ta,
   return CUBLAS_STATUS_INVALID_VALUE;
 }
 
-// With OZDGEMM_POINTER_BATCHES=on: a pointer-array batch over matrices laid out as batch_case's
+// A pointer-array batch over matrices laid out as batch_case's
 // (gaps between them, padded leading dimensions, adversarial matrices, A broadcast by repeating
 // its pointer) equals the single call on each matrix bit for bit and leaves the gaps alone; and
 // is within the tolerance of native cuBLAS. capture: the batch is captured into a CUDA graph on
@@ -335,13 +338,12 @@ void grouped_case(bool ex, cublasHandle_t h) {
   const double** dpb = device_array(pb);
   double** dpc = device_array(pc);
   const cublasStatus_t st =
-      !ex ? cublasDgemmGroupedBatched(h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc,
-                                      ldc, 2, sizes)
-          : cublasGemmGroupedBatchedEx(h, ta, tb, m, n, k, alpha,
-                                       reinterpret_cast<const void* const*>(dpa), CUDA_R_64F, lda,
-                                       reinterpret_cast<const void* const*>(dpb), CUDA_R_64F, ldb,
-                                       beta, reinterpret_cast<void* const*>(dpc), CUDA_R_64F, ldc,
-                                       2, sizes, CUBLAS_COMPUTE_64F);
+      !ex ? cublasDgemmGroupedBatched(h, ta, tb, m, n, k, alpha, dpa, lda, dpb, ldb, beta, dpc, ldc,
+                                      2, sizes)
+          : cublasGemmGroupedBatchedEx(
+                h, ta, tb, m, n, k, alpha, reinterpret_cast<const void* const*>(dpa), CUDA_R_64F,
+                lda, reinterpret_cast<const void* const*>(dpb), CUDA_R_64F, ldb, beta,
+                reinterpret_cast<void* const*>(dpc), CUDA_R_64F, ldc, 2, sizes, CUBLAS_COMPUTE_64F);
   const char* what = ex ? "grouped Ex" : "grouped";
   CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: status %d", what, int(st));
   size_t at = 0;
@@ -403,12 +405,12 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
     ++cases;
     cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
     cudaMemcpy(dn, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
-    const cublasStatus_t got = cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
-                                                         &alpha, da, lda, s, da, ld, s, &beta, dc,
-                                                         ld, sc, count);
-    const cublasStatus_t want = cublasDgemmStridedBatched(nat, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
-                                                          &alpha, da, lda, s, da, ld, s, &beta,
-                                                          dn, ld, sc, count);
+    const cublasStatus_t got =
+        cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, lda, s, da, ld,
+                                  s, &beta, dc, ld, sc, count);
+    const cublasStatus_t want =
+        cublasDgemmStridedBatched(nat, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, lda, s, da,
+                                  ld, s, &beta, dn, ld, sc, count);
     CHECK(got == want, "%s: status %d, native %d", what, int(got), int(want));
     if (values) close_to(what, to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
   };
@@ -436,13 +438,13 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
     cudaMemcpy(dpa, pa.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
     cudaMemcpy(dpc, pc.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
     cudaMemcpy(dpn, pn.data(), 3 * sizeof(double*), cudaMemcpyHostToDevice);
-    const cublasStatus_t got = cublasDgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha,
-                                                  dpa, ld, dpa, ld, &beta, dpc, ld, 3);
-    cublasDgemmBatched(nat, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, dpa, ld, dpa, ld, &beta,
-                       dpn, ld, 3);
+    const cublasStatus_t got = cublasDgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, dpa,
+                                                  ld, dpa, ld, &beta, dpc, ld, 3);
+    cublasDgemmBatched(nat, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, dpa, ld, dpa, ld, &beta, dpn,
+                       ld, 3);
     CHECK(got == CUBLAS_STATUS_SUCCESS, "pointer array: status %d", int(got));
     close_to("pointer array", to_host(dc, c.size()), to_host(dn, c.size()), 1e-12);
-    // The same three matrices as one group of a grouped batch: forwarded as well, native's values.
+    // The same three matrices as one group of a grouped batch: native's values.
     ++cases;
     cudaMemcpy(dc, c.data(), c.size() * sizeof(double), cudaMemcpyHostToDevice);
     const cublasOperation_t gta[1] = {CUBLAS_OP_N}, gtb[1] = {CUBLAS_OP_T};
@@ -531,7 +533,7 @@ void every_form_and_op(Case run) {
 int main(int argc, char** argv) {
   cublasHandle_t h = nullptr, nat = nullptr;
   if (const int status = test_and_native_handles(&h, &nat)) return status;
-  // `pointers`: the pointer-array and grouped batches (run with OZDGEMM_POINTER_BATCHES=on).
+  // `pointers`: the pointer-array and grouped batches (served by default).
   const bool pointer_batches = argc > 1 && std::strcmp(argv[1], "pointers") == 0;
   if (pointer_batches) {
     every_form_and_op([&](form f, int w, cublasOperation_t ta, cublasOperation_t tb) {
