@@ -265,11 +265,15 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
     __syncthreads();
     if (!row.live) continue;
     const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
-    // The ratio of column q of the tile at slot t, with pt = the row's factor of t.
-    auto ratio = [&](int q, int t, double pt, double inv_w) {
+    // The numerator of the ratio of column q of the tile at slot t, with pt = the row's factor
+    // of t; the ratio is certified_ratio_of(numerator, 1 / w).
+    auto numerator = [&](int q, int t, double pt) {
       const int eb = t == tile_t ? col_expb[q] : a.exps_all_b[t * a.n + jt + q];
       const double pb = pow2i(-(eb + col_emb[q]) - shift(t));
-      return certified_ratio_from(row.norm, col_nb[q], kd, pt, pb, inv_w);
+      return certified_numerator(row.norm, col_nb[q], kd, pt, pb);
+    };
+    auto ratio = [&](int q, int t, double pt, double inv_w) {
+      return certified_ratio_of(numerator(q, t, pt), inv_w);
     };
     for (int q0 = 0; q0 < cols; q0 += kWalkBatch) {
       const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
@@ -283,13 +287,23 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
       for (int u = 0; u < kWalkBatch; ++u) {
         const int q = q0 + u;
         if (q >= cols || !col_live[q]) continue;
-        const double w =
-            band_lower_bound(band_sum(a, jt + q, row.ii), kCertBands, row.drop + col_drop[q]);
+        const uint64_t g = band_sum(a, jt + q, row.ii);
+        const int drop_sum = row.drop + col_drop[q];
+        const double t = numerator(q, lo, pa);
+        // Most elements meet the target by far: an upper bound of the ratio without the FP64
+        // division decides them, and is what the slot keeps (the slots hold upper bounds
+        // already; the chooser's s is the same). The rest take the exact ratio.
+        const double above = certified_ratio_above(g, drop_sum, t);
+        if (above != 0.0 && above <= a.target) {
+          passed = above > passed ? above : passed;
+          continue;
+        }
+        const double w = band_lower_bound(g, kCertBands, drop_sum);
         if (w == 0.0) {  // no lower bound: no s is certified
           unbounded = true;
           continue;
         }
-        const double r = ratio(q, lo, pa, 1.0 / w);
+        const double r = certified_ratio_of(t, 1.0 / w);
         if (r <= a.target)
           passed = r > passed ? r : passed;
         else

@@ -16,9 +16,9 @@
 
 namespace ozdgemm::detail {
 
-inline constexpr int kPlaneRun = 8;    // consecutive k of one vector per thread: 8 bytes
-inline constexpr int kTileVecs = 32;   // vectors per tile
-inline constexpr int kTileK = 128;     // k per tile: 16 runs
+inline constexpr int kPlaneRun = 8;   // consecutive k of one vector per thread: 8 bytes
+inline constexpr int kTileVecs = 32;  // vectors per tile
+inline constexpr int kTileK = 128;    // k per tile: 16 runs
 inline constexpr int kTileThreads = kTileVecs * kTileK / kPlaneRun;  // 512
 // k_pad is a multiple of kPad = 16, so a run is wholly inside k_pad or outside, and every
 // run starts 8-byte aligned in its plane (planes, rows and the workspace base are).
@@ -106,6 +106,19 @@ __global__ void __launch_bounds__(kTileThreads, 2)
 
     const int64_t v = v0 + rv, l = l0 + rk;
     if (v >= nvec_pad || l >= k_write) continue;
+    // The second product first: its registers are free again before the residue state is made.
+    if constexpr (extra_planes_of<Gen>::value > 0) {
+      double x[kPlaneRun];
+#pragma unroll
+      for (int i = 0; i < kPlaneRun; ++i) x[i] = tile[rv][rk + i];
+      int8_t* o = gen.extra_out + v * k_pad + l;
+#pragma unroll
+      for (int d = 0; d < extra_planes_of<Gen>::value; ++d, o += plane_size) {
+        uint32_t w[2];
+        gen.extra(x, v < nvec ? v : 0, d, w);
+        *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
+      }
+    }
     const typename Gen::vec vc = gen.vector(v < nvec ? v : 0);  // padding rows hold zeros
     typename Gen::state st[kPlaneRun];
     bool narrow = true;
@@ -134,18 +147,6 @@ __global__ void __launch_bounds__(kTileThreads, 2)
       write_planes(std::true_type{});
     else
       write_planes(std::false_type{});
-    if constexpr (extra_planes_of<Gen>::value > 0) {
-      double x[kPlaneRun];
-#pragma unroll
-      for (int i = 0; i < kPlaneRun; ++i) x[i] = tile[rv][rk + i];
-      int8_t* o = gen.extra_out + v * k_pad + l;
-#pragma unroll
-      for (int d = 0; d < extra_planes_of<Gen>::value; ++d, o += plane_size) {
-        uint32_t w[2];
-        gen.extra(x, v < nvec ? v : 0, d, w);
-        *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
-      }
-    }
   }
 }
 

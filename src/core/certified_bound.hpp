@@ -21,12 +21,12 @@
 
 namespace ozdgemm::detail {
 
-inline constexpr int kBandBits = 7;   // a band spans 7 binades; codes fit INT8 (1..127)
+inline constexpr int kBandBits = 7;  // a band spans 7 binades; codes fit INT8 (1..127)
 // One band: with the drop (band_drop) it certifies the same s as 3 bands anchored at emax, and as
 // a perfect lower bound, on every random set of docs/certified.md, for one INT8 GEMM
 // of depth k (3 bands: 6).
 inline constexpr int kCertBands = 1;
-inline constexpr int kL1Bits = 31;    // l1 norms in units of 2^(emax - 30), rounded up
+inline constexpr int kL1Bits = 31;  // l1 norms in units of 2^(emax - 30), rounded up
 // The integer l1 sums are exact below this depth (k 2^31 < 2^63); deeper calls are not certified.
 inline constexpr int64_t kCertMaxK = int64_t{1} << 32;
 // The largest band drop (band_drop; a finite vector spans at most 2098 binades): with two drops
@@ -43,7 +43,7 @@ inline constexpr int kMaxBandDrop = 400;
 OZDGEMM_HD int band_drop(int emax, int64_t exp_sum, int64_t nnz) {
   if (emax == kZeroExponent || nnz <= 0) return 0;
   int64_t q = exp_sum / nnz;
-  if (q * nnz > exp_sum) --q;  // floor
+  if (q * nnz > exp_sum) --q;                                  // floor
   const int64_t d = (static_cast<int64_t>(emax) - q) / 2 - 1;  // emax - q >= 0
   return d < 0 ? 0 : (d > kMaxBandDrop ? kMaxBandDrop : static_cast<int>(d));
 }
@@ -76,8 +76,18 @@ OZDGEMM_HD band_code magnitude_band(double x, int top) {
 // (exact for k < 2^32), so the sum does not depend on the order of the additions.
 OZDGEMM_HD uint64_t norm1_term(double x, int emax) { return quantize_up(x, emax, kL1Bits); }
 
-// The largest double <= x (u64_to_double_up, scaling_rules.hpp, is its twin upward).
+// 2^x, exactly: built from its bits in the normal range (every x the scaling produces: the
+// bits kept of a vector's largest entry lie within about [-20, 100]), else by ldexp.
+OZDGEMM_HD double pow2i(int x) {
+  if (x >= -1022 && x <= 1023) return bits_double(static_cast<uint64_t>(x + 1023) << 52);
+  return scale_pow2(1.0, x);
+}
+
+// The largest double <= x (u64_to_double_up, scaling_rules.hpp, is its twin upward). Below 2^53
+// every integer is a double: the conversion alone (the ratio pass's per-element case, where the
+// 64-bit round trip cost more than the rest of the bound).
 OZDGEMM_HD double u64_to_double_down(uint64_t x) {
+  if (x <= (uint64_t{1} << 53)) return static_cast<double>(static_cast<int64_t>(x));
   const double d = u64_to_double_rn(x);
   if (d >= 18446744073709551616.0 || static_cast<uint64_t>(d) > x)
     return bits_double(double_bits(d) - 1);  // d > x >= 0, so d > 0: the next double down
@@ -94,14 +104,10 @@ OZDGEMM_HD double norm_from_sum(uint64_t sum) {
 // magnitudes by 2^(topA + topB - 12 - 7 (pa + pb)), top = emax - drop, drop_sum = dropA + dropB,
 // and the pairs left out are >= 0.
 OZDGEMM_HD double band_lower_bound(uint64_t g, int bands, int drop_sum) {
-  return scale_pow2(u64_to_double_down(g), -12 - kBandBits * (bands - 1) - drop_sum);
-}
-
-// 2^x, exactly: built from its bits in the normal range (every x the scaling produces: the
-// bits kept of a vector's largest entry lie within about [-20, 100]), else by ldexp.
-OZDGEMM_HD double pow2i(int x) {
-  if (x >= -1022 && x <= 1023) return bits_double(static_cast<uint64_t>(x + 1023) << 52);
-  return scale_pow2(1.0, x);
+  const double gd = u64_to_double_down(g);
+  const int e = -12 - kBandBits * (bands - 1) - drop_sum;
+  // gd >= 1 (or 0) times 2^e is exact while 2^e is normal: the product, not ldexp's call.
+  return e >= -1022 && e <= 0 ? gd * pow2i(e) : scale_pow2(gd, e);
 }
 
 // The bound below from its factors: pa = 2^-(ha + sh), pb = 2^-(hb + sh) (sh = 1 when the
@@ -112,10 +118,35 @@ OZDGEMM_HD double pow2i(int x) {
 // two additions, 1 / w, t inv_w and the product with 1 + 2^-50 = 1 + 8u round to nearest, so
 // r >= (t / w) (1 - u)^5 (1 + 8u) > t / w. The GPU hoists pa (per row) and inv_w (per element)
 // out of its loop over s; the host calls certified_ratio().
+OZDGEMM_HD double certified_numerator(double na, double nb, double kd, double pa, double pb) {
+  return nb * pa + na * pb + kd * (pa * pb);
+}
+OZDGEMM_HD double certified_ratio_of(double t, double inv_w) {
+  return (t * inv_w) * (1.0 + 0x1p-50);
+}
 OZDGEMM_HD double certified_ratio_from(double na, double nb, double kd, double pa, double pb,
                                        double inv_w) {
-  const double t = nb * pa + na * pb + kd * (pa * pb);
-  return (t * inv_w) * (1.0 + 0x1p-50);
+  return certified_ratio_of(certified_numerator(na, nb, kd, pa, pb), inv_w);
+}
+
+// An upper bound of certified_ratio_of(t, 1 / band_lower_bound(g, kCertBands, drop_sum)) with
+// no FP64 division, or 0 where it gives none. With e = 12 + 7 (kCertBands - 1) + drop_sum the
+// bound's w is g 2^-e (exact for g < 2^53, else g rounded down: 2^-52 relative); c, the
+// single-precision reciprocal of g rounded to single precision, is within 2^-23 of 1 / g, and
+// q = RN(RN(t c 2^e) (1 + 2^-20)) is at least (t / w) (1 + 2^-20.2), while the ratio is at most
+// (t / w) (1 + 2^-48) (certified_ratio_from's roundings): q is above it. Needs c 2^e and q
+// normal doubles (0 otherwise). The ratio pass decides most elements with it
+// (kernels/certify.cu); CertifiedRatio.SinglePrecisionBoundIsAboveTheRatio checks it.
+OZDGEMM_HD double certified_ratio_above(uint64_t g, int drop_sum, double t) {
+  const int e = 12 + kBandBits * (kCertBands - 1) + drop_sum;
+  if (g == 0 || e > 1023 || e < -900) return 0.0;
+#if defined(__CUDA_ARCH__)
+  const float c = __frcp_rn(__ull2float_rn(static_cast<unsigned long long>(g)));
+#else
+  const float c = 1.0f / static_cast<float>(g);  // both rounded to nearest (IEEE default)
+#endif
+  const double q = (t * (static_cast<double>(c) * pow2i(e))) * (1.0 + 0x1p-20);
+  return q >= 0x1p-900 ? q : 0.0;
 }
 
 // An upper bound of T_ij / (|A||B|)_ij for the normalised norms na_i, nb_j, depth k, bits kept

@@ -16,6 +16,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -86,10 +87,10 @@ TEST(BandCodes, EntriesAboveTheTopClampToAStillLowerBound) {
 // The drop: half the spread between the largest and the mean exponent, less one, never negative,
 // floor'd for negative sums too, capped; zero vectors get 0.
 TEST(BandCodes, DropIsHalfTheSpreadLessOne) {
-  EXPECT_EQ(detail::band_drop(5, 5 * 10, 10), 0);    // spread 0
-  EXPECT_EQ(detail::band_drop(5, 2 * 10, 10), 0);    // spread 3
-  EXPECT_EQ(detail::band_drop(5, 1 * 10, 10), 1);    // spread 4
-  EXPECT_EQ(detail::band_drop(0, -95, 10), 4);       // mean -9.5 -> -10, spread 10
+  EXPECT_EQ(detail::band_drop(5, 5 * 10, 10), 0);      // spread 0
+  EXPECT_EQ(detail::band_drop(5, 2 * 10, 10), 0);      // spread 3
+  EXPECT_EQ(detail::band_drop(5, 1 * 10, 10), 1);      // spread 4
+  EXPECT_EQ(detail::band_drop(0, -95, 10), 4);         // mean -9.5 -> -10, spread 10
   EXPECT_EQ(detail::band_drop(-3, -3 * 7 - 1, 7), 0);  // mean just below -3 -> -4, spread 1
   EXPECT_EQ(detail::band_drop(1000, -1074LL * 4, 4), detail::kMaxBandDrop);
   EXPECT_EQ(detail::band_drop(detail::kZeroExponent, 0, 0), 0);
@@ -113,14 +114,14 @@ TEST(CertifiedBound, ExactOnPowersOfTwoInsideTheWindow) {
   operand_pair in{make_matrix(m, k), make_matrix(k, n)};
   for (int64_t i = 0; i < m; ++i)
     for (int64_t l = 0; l < k; ++l)
-      in.a(i, l) = std::ldexp(g.uniform() < 0.5 ? -1.0 : 1.0,
-                              (l == 0 ? 0 : -static_cast<int>(g.next_u64() % 4)) +
-                                  3 * static_cast<int>(i));
+      in.a(i, l) =
+          std::ldexp(g.uniform() < 0.5 ? -1.0 : 1.0,
+                     (l == 0 ? 0 : -static_cast<int>(g.next_u64() % 4)) + 3 * static_cast<int>(i));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < k; ++l)
-      in.b(l, j) = std::ldexp(g.uniform() < 0.5 ? -1.0 : 1.0,
-                              (l == 1 ? 0 : -static_cast<int>(g.next_u64() % 4)) -
-                                  5 * static_cast<int>(j));
+      in.b(l, j) =
+          std::ldexp(g.uniform() < 0.5 ? -1.0 : 1.0,
+                     (l == 1 ? 0 : -static_cast<int>(g.next_u64() % 4)) - 5 * static_cast<int>(j));
   host_matrix C = make_matrix(m, n);
   const detail::certified_bound_data pb = detail::reference_certified_bound(problem_of(in, C), 1);
   for (int64_t i = 0; i < m; ++i) ASSERT_EQ(pb.drop_a[i], 0);
@@ -212,11 +213,11 @@ class pair_problem : public reference_problem {
       for (int64_t i = 0; i < m(); ++i) {
         const long double ab = abs_dot(inputs(), i, j) * up;
         const long double c = C(i, j), r = reference()(i, j);
-        const long double allowed =
-            static_cast<long double>(bound(i, j)) * ab +
-            2 * kU * (1 + std::ldexp(1.0L, -50)) * std::fabs(c) + kU * std::fabs(r) +
-            static_cast<long double>(k + 2) * std::ldexp(1.0L, -100) * ab +
-            static_cast<long double>(k + 4) * 2 * std::ldexp(1.0L, -1074);
+        const long double allowed = static_cast<long double>(bound(i, j)) * ab +
+                                    2 * kU * (1 + std::ldexp(1.0L, -50)) * std::fabs(c) +
+                                    kU * std::fabs(r) +
+                                    static_cast<long double>(k + 2) * std::ldexp(1.0L, -100) * ab +
+                                    static_cast<long double>(k + 4) * 2 * std::ldexp(1.0L, -1074);
         worst = std::max(worst, static_cast<double>(std::fabs(c - r) / allowed));
       }
     return worst;
@@ -336,6 +337,40 @@ TEST(CertifiedRatio, FactorsNonIncreasingInS) {
   }
 }
 
+// The ratio pass decides most elements with certified_ratio_above (no FP64 division): it must
+// lie above the exact ratio certified_ratio_of(t, 1 / w) wherever it gives a value, and within
+// 2^-19 of it (else it would decide too few). g over every magnitude, with the integers next to
+// 2^24 and 2^53 (where single precision, or w itself, rounds), band drops 0..60 and numerators
+// over 2^-80 .. 2^20; and the cases it must decline (g = 0, a drop that puts 2^e out of range).
+TEST(CertifiedRatio, SinglePrecisionBoundIsAboveTheRatio) {
+  std::mt19937_64 rng(20261206);
+  std::vector<uint64_t> gs;
+  for (int b = 0; b < 64; ++b)
+    for (uint64_t d : {uint64_t{0}, uint64_t{1}})
+      for (int sign : {-1, 1}) gs.push_back((uint64_t{1} << b) + static_cast<uint64_t>(sign) * d);
+  for (int i = 0; i < 4000; ++i) gs.push_back(rng() >> (rng() % 64));
+  int64_t checked = 0;
+  for (uint64_t g : gs) {
+    if (g == 0) continue;
+    for (int drop : {0, 3, 17, 60}) {
+      const double w = detail::band_lower_bound(g, detail::kCertBands, drop);
+      for (int te : {-80, -40, -7, 0, 20}) {
+        const double t = std::ldexp(1.0 + static_cast<double>(rng() >> 11) * 0x1p-53, te);
+        const double exact = detail::certified_ratio_of(t, 1.0 / w);
+        const double above = detail::certified_ratio_above(g, drop, t);
+        if (above == 0.0) continue;
+        ASSERT_GE(above, exact) << "g " << g << " drop " << drop << " t " << t;
+        ASSERT_LE(above, exact * (1.0 + 0x1p-19)) << "g " << g << " drop " << drop << " t " << t;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50000);
+  EXPECT_EQ(detail::certified_ratio_above(0, 0, 1.0), 0.0);
+  EXPECT_EQ(detail::certified_ratio_above(5, 2000, 1.0), 0.0);
+  EXPECT_EQ(detail::certified_ratio_above(5, -1000, 1.0), 0.0);
+}
+
 std::string fmt(double x) {
   std::ostringstream os;
   os << std::setprecision(2) << std::scientific << x;
@@ -416,15 +451,13 @@ TEST(CertifiedChoice, BitsAndMaxTargetsMetElementwise) {
   host_matrix C0 = make_matrix(1, 1);
   const detail::gemm_problem p = pr.problem(C0);
   for (scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate})
-    for (accuracy_target t : {accuracy_target{accuracy_kind::bits, 20},
-                              accuracy_target{accuracy_kind::bits, 40},
-                              accuracy_target{accuracy_kind::bits, 60},
-                              accuracy_target{accuracy_kind::max, 0}}) {
+    for (accuracy_target t :
+         {accuracy_target{accuracy_kind::bits, 20}, accuracy_target{accuracy_kind::bits, 40},
+          accuracy_target{accuracy_kind::bits, 60}, accuracy_target{accuracy_kind::max, 0}}) {
       const detail::moduli_choice ch = detail::certified_choose_moduli(p, mode, t, 2);
       ASSERT_NE(ch.s, 0) << detail::accuracy_target_name(t);
       const double tgt = ch.target;
-      EXPECT_LE(pr.worst_against(pr.result(ch.s, mode), [&](int64_t, int64_t) { return tgt; }),
-                1.0)
+      EXPECT_LE(pr.worst_against(pr.result(ch.s, mode), [&](int64_t, int64_t) { return tgt; }), 1.0)
           << detail::accuracy_target_name(t) << " " << mode_name(mode);
       // The smallest such s: s - 1 is not certified.
       const auto r = detail::certified_ratios(p, mode, detail::reference_certified_bound(p, 2));
