@@ -29,6 +29,13 @@ static void copy_name(char* to, const char* name) {
   to[31] = '\0';
 }
 
+/* What xerbla would say: the routine and the position of its first invalid argument. */
+static void report(const char* name, int info) {
+  ++reports;
+  copy_name(report_routine, name);
+  report_info = info;
+}
+
 /* One batch of any of the four routines. Parameter positions: Fortran transa 1, transb 2, m 3,
  * n 4, k 5, lda 8, stridea 9, ldb 11, strideb 12, ldc 15, stridec 16, batch_size 17; CBLAS one
  * more for each (layout is 1). */
@@ -70,9 +77,7 @@ static void batch(const char* name, int cblas, int cplx, int layout, int ta, int
   else if (count < 0)
     info = 17 + shift;
   if (info != 0) {
-    ++reports;
-    copy_name(report_routine, name);
-    report_info = info;
+    report(name, info);
     return;
   }
   const int w = cplx ? 2 : 1; /* doubles per element */
@@ -145,9 +150,7 @@ static void group(const char* name, int cblas, int cplx, int layout, const char*
       info = 15 + shift;
   }
   if (info != 0) {
-    ++reports;
-    copy_name(report_routine, name);
-    report_info = info;
+    report(name, info);
     return;
   }
   int p = 0;
