@@ -221,11 +221,10 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 // The walk visits the columns in tiles of kWalkCols: their per-column data (largest exponent,
 // flags, band drop, norm, and the exponent of the slot open when the tile starts) are read once
 // per block into shared memory. Each thread takes its elements kWalkBatch at a time, all at the
-// slot open when the batch starts, with the loop unrolled: the batch's loads and divisions are
-// independent, so they overlap instead of forming one chain per element (a loop of one element
-// at a time, its G values in local memory, took 169 us at 4096^2 on the H100). The elements that
-// miss the target there, few once the first ones have settled the small s, then take the
-// bisection one by one.
+// slot open when the batch starts; the elements that miss the target there, few once the first
+// ones have settled the small s, then take the bisection one by one. What bounds this pass is
+// not known: at 4096^2 on the H100 it took 169 us one element at a time, 161 us in batches and
+// 158 us with certified_ratio_above deciding most elements (bench/results/default, runs 12-14).
 constexpr int kWalkCols = 32, kWalkBatch = 8;
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {

@@ -48,8 +48,9 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   // operand instead of two), and the certificate follows it. Not for the Karatsuba form, whose B
   // residues cover part of k only.
   const bool fused = tb != nullptr && !call.karatsuba.on();
-  const int* exps_a = fused ? L.exps_all_a + slot * p.m : nullptr;
-  const int* exps_b = fused ? L.exps_all_b + slot * p.n : nullptr;
+  // The launched count's exponents among every count's (what the certificate reads).
+  const int* exps_a = tb != nullptr ? L.exps_all_a + slot * p.m : nullptr;
+  const int* exps_b = tb != nullptr ? L.exps_all_b + slot * p.n : nullptr;
   launch_choice_inputs(call, L, g, fused);
   if (fused) {
     const bool nearest = rounds_to_nearest(*tb, p.k);
@@ -78,9 +79,9 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
     choice->s = kChosenOnGpu;
     choice->why = "certified on the GPU; s=" + std::to_string(s) + " launched";
   }
-  // The residues of the launched count, from its exponents among every count's (what the
-  // certificate read): written whatever the GPU decides, like the GEMMs that read them.
-  enqueue_products(call, L, g, va, *tb, L.exps_all_a + slot * p.m, L.exps_all_b + slot * p.n,
+  // The residues of the launched count (unless the fused pass wrote them) are written whatever
+  // the GPU decides, like the GEMMs that read them.
+  enqueue_products(call, L, g, va, *tb, exps_a, exps_b,
                    fused ? residue_writes::none : residue_writes::both, L.chosen);
   launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st);
   OZDGEMM_CHECK_LAUNCH();
