@@ -218,38 +218,43 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
   }
 }
 
-// The walk visits the columns in tiles of kWalkCols: their per-column data (largest exponent,
-// flags, band drop, norm, and the exponent of the slot open when the tile starts) are read once
-// per block into shared memory. Each thread takes its elements kWalkBatch at a time, all at the
-// slot open when the batch starts; the elements that miss the target there, few once the first
-// ones have settled the small s, then take the bisection one by one. What bounds this pass is
-// not known: at 4096^2 on the H100 it took 169 us one element at a time, 161 us in batches and
-// 158 us with certified_ratio_above deciding most elements (bench/results/default, runs 12-14).
+// The walk visits the columns in tiles of kWalkCols. Per tile the block stages in shared memory
+// each column's data and its scaled factors (certified_col_factors) of every slot from the one
+// open when the tile starts. Each thread takes its elements kWalkBatch at a time, loads their G
+// together, and decides them at the slot open when the batch starts with the filter
+// (certified_filter_passes: two FP64 operations with directed rounding, no division, no
+// conversion). The few that fail take the exact ratio at the slot open then, and the ones that
+// miss it bisect; once one element of a block has settled the small s, the rest of its batch
+// start past them.
 constexpr int kWalkCols = 32, kWalkBatch = 8;
 
 __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
   constexpr int kLastT = kSpan - 1;
   constexpr uint32_t kLast = kLastSlot;
   __shared__ uint32_t block_open;  // bit t: s = t + kMinModuli not settled yet (20: never)
-  __shared__ int col_emb[kWalkCols], col_drop[kWalkCols], col_expb[kWalkCols], tile_t;
+  __shared__ int col_emb[kWalkCols], col_drop[kWalkCols], tile_lo;
   __shared__ double col_nb[kWalkCols];
   __shared__ bool col_live[kWalkCols];
+  __shared__ certified_col_scaled col_f[kSpan][kWalkCols];  // slots from tile_lo on
   open_slots(a, &block_open);
   const certify_row row = row_of_thread(a);
   const double kd = static_cast<double>(a.k);
+  const double tlo = certified_filter_target(a.target);
   auto shift = [&](int t) { return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u); };
+  auto lowest_open = [&] {
+    return __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
+  };
   auto factor_a = [&](int t) {
     return pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
   };
-  // The row's factor of the batch's slot (the open s rarely changes).
-  int pa_t = -1;
-  double pa = 0.0;
-  double passed = 0.0, last = 0.0;  // the largest ratio met, and the largest of s = 20 missed
+  int row_t = -1;  // the slot of the row's scaled factors
+  certified_row_scaled rf;
+  certified_filter_max filtered;    // the elements the filter passed
+  double passed = 0.0, last = 0.0;  // the largest exact ratio met, and of s = 20 missed
   for (int64_t jt = static_cast<int64_t>(blockIdx.y) * kWalkCols; jt < a.n;
        jt += static_cast<int64_t>(gridDim.y) * kWalkCols) {
     __syncthreads();  // the previous tile is done with the shared columns
-    if (threadIdx.x == 0) tile_t = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
-    __syncthreads();
+    if (threadIdx.x == 0) tile_lo = lowest_open();
     if (threadIdx.x < kWalkCols) {
       const int q = threadIdx.x;
       const int64_t j = jt + q;
@@ -259,73 +264,80 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
       col_emb[q] = emb;
       col_drop[q] = live ? a.drop_b[j] : 0;
       col_nb[q] = live ? norm_from_sum(a.norm_b[j]) : 0.0;
-      col_expb[q] = live ? a.exps_all_b[tile_t * a.n + j] : 0;
+    }
+    __syncthreads();
+    const int t0 = tile_lo;
+    for (int x = threadIdx.x; x < (kSpan - t0) * kWalkCols; x += kCertifyThreads) {
+      const int t = t0 + x / kWalkCols, q = x % kWalkCols;
+      certified_col_scaled f;
+      if (col_live[q])
+        f = certified_col_factors(
+            col_nb[q], kd, a.exps_all_b[t * a.n + jt + q] + col_emb[q] + shift(t), col_drop[q]);
+      col_f[t][q] = f;
     }
     __syncthreads();
     if (!row.live) continue;
     const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
-    // The numerator of the ratio of column q of the tile at slot t, with pt = the row's factor
-    // of t; the ratio is certified_ratio_of(numerator, 1 / w).
-    auto numerator = [&](int q, int t, double pt) {
-      const int eb = t == tile_t ? col_expb[q] : a.exps_all_b[t * a.n + jt + q];
-      const double pb = pow2i(-(eb + col_emb[q]) - shift(t));
-      return certified_numerator(row.norm, col_nb[q], kd, pt, pb);
-    };
     auto ratio = [&](int q, int t, double pt, double inv_w) {
-      return certified_ratio_of(numerator(q, t, pt), inv_w);
+      const double pb = pow2i(-(a.exps_all_b[t * a.n + jt + q] + col_emb[q]) - shift(t));
+      return certified_ratio_of(certified_numerator(row.norm, col_nb[q], kd, pt, pb), inv_w);
     };
     for (int q0 = 0; q0 < cols; q0 += kWalkBatch) {
-      const int lo = __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
-      if (lo != pa_t) {
-        pa_t = lo;
-        pa = factor_a(lo);
+      const int lo = lowest_open();  // >= t0: slots are only ever settled
+      if (lo != row_t) {
+        row_t = lo;
+        rf = certified_row_factors(row.norm, a.exps_all_a[lo * a.m + row.i] + row.emax + shift(lo),
+                                   row.drop);
       }
-      uint32_t missed = 0;  // bit u: element q0 + u missed the target at lo
-      bool unbounded = false;
+      double gd[kWalkBatch];  // G of the batch's elements, loaded together (0 past the tile)
+      if (a.g32 != nullptr) {
+#pragma unroll
+        for (int u = 0; u < kWalkBatch; ++u) {  // past the tile: a load of its last column
+          const int q = q0 + u < cols ? q0 + u : cols - 1;
+          const auto g = static_cast<uint32_t>(a.g32[(jt + q) * a.ld + row.ii]);
+          gd[u] = q0 + u < cols ? u32_to_double(g) : 0.0;
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < kWalkBatch; ++u)
+          gd[u] = q0 + u < cols ? u64_to_double_down(a.g[(jt + q0 + u) * a.ld + row.ii]) : 0.0;
+      }
+      uint32_t failed = 0;  // bit u: element q0 + u needs the exact ratio
 #pragma unroll
       for (int u = 0; u < kWalkBatch; ++u) {
-        const int q = q0 + u;
-        if (q >= cols || !col_live[q]) continue;
-        const uint64_t g = band_sum(a, jt + q, row.ii);
-        const int drop_sum = row.drop + col_drop[q];
-        const double t = numerator(q, lo, pa);
-        // Most elements meet the target by far: an upper bound of the ratio without the FP64
-        // division decides them, and is what the slot keeps (the slots hold upper bounds
-        // already; the chooser's s is the same). The rest take the exact ratio.
-        const double above = certified_ratio_above(g, drop_sum, t);
-        if (above != 0.0 && above <= a.target) {
-          passed = above > passed ? above : passed;
-          continue;
-        }
-        const double w = band_lower_bound(g, kCertBands, drop_sum);
-        if (w == 0.0) {  // no lower bound: no s is certified
-          unbounded = true;
-          continue;
-        }
-        const double r = certified_ratio_of(t, 1.0 / w);
-        if (r <= a.target)
-          passed = r > passed ? r : passed;
+        const double t = certified_scaled_numerator(rf, col_f[lo][q0 + u]);
+        if (certified_filter_passes(t, gd[u], tlo))
+          filtered.add(t, gd[u]);
         else
-          missed |= uint32_t{1} << u;
-      }
-      if (unbounded) {
-        last = INFINITY;
-        atomicAnd(&block_open, kLast);
+          failed |= uint32_t{1} << u;
       }
 #pragma unroll 1
-      while (missed != 0) {
-        const int q = q0 + __ffs(missed) - 1;
-        missed &= missed - 1;
-        const double inv_w =
-            1.0 / band_lower_bound(band_sum(a, jt + q, row.ii), kCertBands, row.drop + col_drop[q]);
-        const double r = ratio(q, lo, pa, inv_w);
-        if (lo == kLastT) {
+      while (failed != 0) {
+        const int q = q0 + __ffs(failed) - 1;
+        failed &= failed - 1;
+        if (q >= cols || !col_live[q]) continue;
+        const double w =
+            band_lower_bound(band_sum(a, jt + q, row.ii), kCertBands, row.drop + col_drop[q]);
+        if (w == 0.0) {  // no lower bound: no s is certified
+          last = INFINITY;
+          atomicAnd(&block_open, kLast);
+          continue;
+        }
+        const double inv_w = 1.0 / w;
+        // The smallest slot still open: every one below was settled, by any element.
+        const int cur = lowest_open();
+        const double r = ratio(q, cur, factor_a(cur), inv_w);
+        if (r <= a.target) {
+          passed = r > passed ? r : passed;
+          continue;
+        }
+        if (cur == kLastT) {
           last = r > last ? r : last;
           continue;
         }
-        // Missed at lo: the smallest slot in (lo, kLastT] this element meets, by bisection;
+        // Missed at cur: the smallest slot in (cur, kLastT] this element meets, by bisection;
         // `bad` stays a slot it misses, `good` one it meets (kSpan: none).
-        int bad = lo, good = kSpan;
+        int bad = cur, good = kSpan;
         double r_good = 0.0, r_bad = r;
         while (good - bad > 1) {
           const int mid = bad + (good - bad) / 2;
@@ -347,6 +359,10 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
         }
       }
     }
+  }
+  {
+    const double f = filtered.bound(a.target);
+    passed = f > passed ? f : passed;
   }
   constexpr int kWarps = kCertifyThreads / 32;
   __shared__ double part[2][kWarps];

@@ -129,25 +129,74 @@ OZDGEMM_HD double certified_ratio_from(double na, double nb, double kd, double p
   return certified_ratio_of(certified_numerator(na, nb, kd, pa, pb), inv_w);
 }
 
-// An upper bound of certified_ratio_of(t, 1 / band_lower_bound(g, kCertBands, drop_sum)) with
-// no FP64 division, or 0 where it gives none. With e = 12 + 7 (kCertBands - 1) + drop_sum the
-// bound's w is g 2^-e (exact for g < 2^53, else g rounded down: 2^-52 relative); c, the
-// single-precision reciprocal of g rounded to single precision, is within 2^-23 of 1 / g, and
-// q = RN(RN(t c 2^e) (1 + 2^-20)) is at least (t / w) (1 + 2^-20.2), while the ratio is at most
-// (t / w) (1 + 2^-48) (certified_ratio_from's roundings): q is above it. Needs c 2^e and q
-// normal doubles (0 otherwise). The ratio pass decides most elements with it
-// (kernels/certify.cu); CertifiedRatio.SinglePrecisionBoundIsAboveTheRatio checks it.
-OZDGEMM_HD double certified_ratio_above(uint64_t g, int drop_sum, double t) {
-  const int e = 12 + kBandBits * (kCertBands - 1) + drop_sum;
-  if (g == 0 || e > 1023 || e < -900) return 0.0;
-#if defined(__CUDA_ARCH__)
-  const float c = __frcp_rn(__ull2float_rn(static_cast<unsigned long long>(g)));
-#else
-  const float c = 1.0f / static_cast<float>(g);  // both rounded to nearest (IEEE default)
-#endif
-  const double q = (t * (static_cast<double>(c) * pow2i(e))) * (1.0 + 0x1p-20);
-  return q >= 0x1p-900 ? q : 0.0;
+// The ratio pass's filter (kernels/certify.cu): most elements meet the target by far, and a
+// bound with no division and no conversion decides them. Each factor takes its vector's share of
+// the band bound's scaling 2^(kBandScale + dropA + dropB), exactly (powers of two):
+//   P_i = pa 2^dropA,  N_i = na 2^dropA,  Q_j = pb 2^(dropB + kBandScale),
+//   S_j >= nb 2^(dropB + kBandScale) + k Q_j,   T_ij = P_i S_j + N_i Q_j rounded up,
+// so that T_ij >= t 2^(kBandScale + dropA + dropB) and t / w <= T_ij / gd (gd: G as the bound's
+// w takes it, exact below 2^53, else rounded down). An element passes where
+// T_ij <= RD(gd tlo), tlo = RD(target (1 - 2^-40)): then the exact ratio
+// (certified_ratio_from, at most (t / w)(1 + 2^-49) plus a subnormal rounding below
+// 2^-240, as w >= 2^-826) is at most target (1 - 2^-40)(1 + 2^-49) + 2^-240 < target for every
+// target >= 2^-200 (a smaller target passes nothing). An exponent of P or Q outside the normal
+// range makes it +inf: those elements fail and take the exact ratio.
+// CertifiedRatio.FilterPassesOnlyCertifiedElements checks all of it.
+inline constexpr int kBandScale = 12 + kBandBits * (kCertBands - 1);  // band_lower_bound's -e
+
+OZDGEMM_HD double pow2i_or_inf(int x) {
+  return x >= -1022 && x <= 1023 ? pow2i(x) : __builtin_inf();
 }
+
+struct certified_row_scaled {
+  double p = 0.0, n = 0.0;  // P_i, N_i
+};
+struct certified_col_scaled {
+  double s = 0.0, q = 0.0;  // S_j, Q_j; a column that takes no part: 0, 0 (T = 0 passes)
+};
+// na: the normalised l1 norm (norm_from_sum), h: the exponent of pa (ha + sh), drop: the band
+// drop. na >= 2^-30 and drop <= kMaxBandDrop: N is exact.
+OZDGEMM_HD certified_row_scaled certified_row_factors(double na, int h, int drop) {
+  return {pow2i_or_inf(drop - h), na * pow2i(drop)};
+}
+OZDGEMM_HD certified_col_scaled certified_col_factors(double nb, double kd, int h, int drop) {
+  const double q = pow2i_or_inf(drop + kBandScale - h);
+  return {add_up(nb * pow2i(drop + kBandScale), kd * q), q};  // kd q: exact or +inf
+}
+OZDGEMM_HD double certified_scaled_numerator(const certified_row_scaled& r,
+                                             const certified_col_scaled& c) {
+  return fma_up(r.p, c.s, mul_up(r.n, c.q));
+}
+OZDGEMM_HD double certified_filter_target(double target) {
+  return target >= 0x1p-200 && target <= 1.0e300 ? mul_down(target, 1.0 - 0x1p-40) : -1.0;
+}
+// G of an element, exact below 2^32 (the band GEMM's INT32 sums) with one addition instead of
+// a conversion: the double with G in its low mantissa bits, less 2^52.
+OZDGEMM_HD double u32_to_double(uint32_t g) {
+  return bits_double(0x4330000000000000ull | g) - 0x1p52;
+}
+OZDGEMM_HD bool certified_filter_passes(double t_scaled, double gd, double tlo) {
+  return t_scaled <= mul_down(gd, tlo);
+}
+// The passed element with the largest T / gd, compared by cross products: rounding to nearest
+// is monotone, so each replacement is a true increase and an element not taken is within
+// (1 + 2^-51.9) of the one kept (or 2^-1074 apart where the products are subnormal). bound() is
+// then an upper bound of the exact ratio of every element added (the 2^-240 covers the exact
+// ratio's subnormal rounding), and at most the target (each is below it).
+struct certified_filter_max {
+  double t = 0.0, g = 1.0;
+  OZDGEMM_HD void add(double t_scaled, double gd) {
+    if (mul_rn(t_scaled, g) > mul_rn(t, gd)) {
+      t = t_scaled;
+      g = gd;
+    }
+  }
+  OZDGEMM_HD double bound(double target) const {
+    if (t == 0.0) return 0.0;
+    const double r = add_up(mul_up(div_up(t, g), 1.0 + 0x1p-44), 0x1p-240);
+    return r < target ? r : target;
+  }
+};
 
 // An upper bound of T_ij / (|A||B|)_ij for the normalised norms na_i, nb_j, depth k, bits kept
 // ha, hb, lower bound w > 0, and the rounding of the residues (nearest: |alpha| <= 1/2).

@@ -80,6 +80,49 @@ OZDGEMM_HD double fma_rn(double a, double b, double c) {
 #endif
 }
 
+// Upper and lower bounds of a product, sum or fused product-sum. On the device they are the
+// directed roundings; on the host one step past the rounded result, a bound (not the same bits:
+// the ratio pass's filter, core/certified_bound.hpp, needs bounds only).
+OZDGEMM_HD double mul_up(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_ru(a, b);
+#else
+  return __builtin_nextafter(a * b, __builtin_inf());
+#endif
+}
+
+OZDGEMM_HD double mul_down(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rd(a, b);
+#else
+  return __builtin_nextafter(a * b, -__builtin_inf());
+#endif
+}
+
+OZDGEMM_HD double add_up(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_ru(a, b);
+#else
+  return __builtin_nextafter(a + b, __builtin_inf());
+#endif
+}
+
+OZDGEMM_HD double fma_up(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_ru(a, b, c);
+#else
+  return __builtin_nextafter(__builtin_fma(a, b, c), __builtin_inf());
+#endif
+}
+
+OZDGEMM_HD double div_up(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_ru(a, b);
+#else
+  return __builtin_nextafter(a / b, __builtin_inf());
+#endif
+}
+
 // Exact unsigned 64-bit -> double, round to nearest even.
 OZDGEMM_HD double u64_to_double_rn(uint64_t x) {
 #if defined(__CUDA_ARCH__)

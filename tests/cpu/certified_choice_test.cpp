@@ -337,38 +337,76 @@ TEST(CertifiedRatio, FactorsNonIncreasingInS) {
   }
 }
 
-// The ratio pass decides most elements with certified_ratio_above (no FP64 division): it must
-// lie above the exact ratio certified_ratio_of(t, 1 / w) wherever it gives a value, and within
-// 2^-19 of it (else it would decide too few). g over every magnitude, with the integers next to
-// 2^24 and 2^53 (where single precision, or w itself, rounds), band drops 0..60 and numerators
-// over 2^-80 .. 2^20; and the cases it must decline (g = 0, a drop that puts 2^e out of range).
-TEST(CertifiedRatio, SinglePrecisionBoundIsAboveTheRatio) {
+// The ratio pass decides most elements with its filter (certified_filter_passes, no division, no
+// conversion): an element it passes must meet the target by the exact ratio
+// certified_ratio(na, nb, k, ha, hb, w) the host reference takes, the bound of the elements it
+// passed must lie above each of their exact ratios and at most the target, and it must pass every
+// element whose exact ratio is below the target by 2^-30 (else it would decide too few). Depths
+// up to 2^31 - 1, norms over their whole range, G over every magnitude (next to 2^24, 2^32 and
+// 2^53), band drops 0..400, exponents that put P or Q out of range (never passed), and targets
+// down to 2^-201 (below 2^-200 nothing passes).
+TEST(CertifiedRatio, FilterPassesOnlyCertifiedElements) {
   std::mt19937_64 rng(20261206);
+  auto pick = [&](auto lo, auto hi) {  // uniform in [lo, hi]
+    return lo + static_cast<decltype(lo)>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
   std::vector<uint64_t> gs;
   for (int b = 0; b < 64; ++b)
     for (uint64_t d : {uint64_t{0}, uint64_t{1}})
       for (int sign : {-1, 1}) gs.push_back((uint64_t{1} << b) + static_cast<uint64_t>(sign) * d);
-  for (int i = 0; i < 4000; ++i) gs.push_back(rng() >> (rng() % 64));
-  int64_t checked = 0;
-  for (uint64_t g : gs) {
-    if (g == 0) continue;
-    for (int drop : {0, 3, 17, 60}) {
-      const double w = detail::band_lower_bound(g, detail::kCertBands, drop);
-      for (int te : {-80, -40, -7, 0, 20}) {
-        const double t = std::ldexp(1.0 + static_cast<double>(rng() >> 11) * 0x1p-53, te);
-        const double exact = detail::certified_ratio_of(t, 1.0 / w);
-        const double above = detail::certified_ratio_above(g, drop, t);
-        if (above == 0.0) continue;
-        ASSERT_GE(above, exact) << "g " << g << " drop " << drop << " t " << t;
-        ASSERT_LE(above, exact * (1.0 + 0x1p-19)) << "g " << g << " drop " << drop << " t " << t;
-        ++checked;
+  for (int i = 0; i < 2000; ++i) gs.push_back(rng() >> (rng() % 64));
+  int64_t passed = 0, exact_only = 0;
+  for (double target : {0x1p-46, 1e-10, 0.5, 0x1p-199, 0x1p-201}) {
+    const double tlo = detail::certified_filter_target(target);
+    detail::certified_filter_max filtered;
+    double worst_passed = 0.0;
+    for (uint64_t g : gs) {
+      if (g == 0) continue;
+      for (int rep = 0; rep < 8; ++rep) {
+        const int64_t k =
+            rep == 0 ? (int64_t{1} << 31) - 1 : pick(int64_t{1}, int64_t{1} << (rep * 4));
+        const double na = detail::norm_from_sum(pick(uint64_t{1}, static_cast<uint64_t>(k) << 31));
+        const double nb = detail::norm_from_sum(pick(uint64_t{1}, static_cast<uint64_t>(k) << 31));
+        const int ha = pick(-20, 110), hb = pick(-20, 110);
+        const int da = rep == 1 ? 400 : pick(0, 60), db = rep == 2 ? 400 : pick(0, 60);
+        const double w = detail::band_lower_bound(g, detail::kCertBands, da + db);
+        ASSERT_GT(w, 0.0);
+        const double exact = detail::certified_ratio(na, nb, k, ha, hb, w, false);
+        const auto rf = detail::certified_row_factors(na, ha, da);
+        const auto cf = detail::certified_col_factors(nb, static_cast<double>(k), hb, db);
+        const double t = detail::certified_scaled_numerator(rf, cf);
+        const double gd = g < (uint64_t{1} << 32) ? detail::u32_to_double(static_cast<uint32_t>(g))
+                                                  : detail::u64_to_double_down(g);
+        if (g < (uint64_t{1} << 32)) {
+          ASSERT_EQ(gd, static_cast<double>(g));
+        }
+        if (detail::certified_filter_passes(t, gd, tlo)) {
+          ASSERT_LE(exact, target) << "g " << g << " k " << k << " ha " << ha << " hb " << hb;
+          filtered.add(t, gd);
+          worst_passed = std::max(worst_passed, exact);
+          ++passed;
+        } else {
+          ASSERT_FALSE(exact <= target * (1.0 - 0x1p-30) && target >= 0x1p-199)
+              << "not passed: exact " << exact << " target " << target << " g " << g;
+          ++exact_only;
+        }
       }
     }
+    const double bound = filtered.bound(target);
+    EXPECT_GE(bound, worst_passed) << target;
+    EXPECT_LE(bound, target) << target;
+    if (target < 0x1p-200) {
+      EXPECT_EQ(worst_passed, 0.0);
+    }
   }
-  EXPECT_GT(checked, 50000);
-  EXPECT_EQ(detail::certified_ratio_above(0, 0, 1.0), 0.0);
-  EXPECT_EQ(detail::certified_ratio_above(5, 2000, 1.0), 0.0);
-  EXPECT_EQ(detail::certified_ratio_above(5, -1000, 1.0), 0.0);
+  EXPECT_GT(passed, 2000);
+  EXPECT_GT(exact_only, 2000);
+  // A factor out of the normal range is +inf: its elements are never passed.
+  const auto far = detail::certified_row_factors(1.0, 1100, 0);
+  EXPECT_EQ(far.p, INFINITY);
+  EXPECT_FALSE(detail::certified_filter_passes(
+      detail::certified_scaled_numerator(far, detail::certified_col_factors(1.0, 4.0, 0, 0)), 1.0,
+      detail::certified_filter_target(0.5)));
 }
 
 std::string fmt(double x) {
