@@ -24,6 +24,7 @@ struct band_codes {
   // An entry's band (bits 8..) and code (bits 0..7); 0 outside the kCertBands bands.
   __device__ static uint32_t code(double x, int top) {
     if (top == kZeroExponent) return 0;
+    if constexpr (kCertBands == 1) return static_cast<uint32_t>(band0_code(x, top));
     const band_code bc = magnitude_band(x, top);
     if (bc.code == 0 || bc.band >= kCertBands) return 0;
     return static_cast<uint32_t>(bc.code) | (static_cast<uint32_t>(bc.band) << 8);

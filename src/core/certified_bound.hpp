@@ -72,6 +72,24 @@ OZDGEMM_HD band_code magnitude_band(double x, int top) {
   return r;
 }
 
+// magnitude_band's code where it lies in band 0, else 0: the planes' code while kCertBands is 1
+// (kernels/band_codes.cuh). A normal x by 32-bit operations on its high word (the code needs 7
+// of its 53 bits: floor(floor(m 2^20) / 2^(14 + d)) = floor(m 2^(6 - d)), m its significand, d =
+// top - its exponent); zero, subnormal and non-finite x through magnitude_band.
+// CertifiedBands.BandZeroCodeIsMagnitudeBands checks it against magnitude_band.
+OZDGEMM_HD int band0_code(double x, int top) {
+  const auto hi = static_cast<uint32_t>(double_bits(x) >> 32);
+  const int be = static_cast<int>((hi >> 20) & 0x7FFu);
+  if (be == 0 || be == 0x7FF) {
+    const band_code bc = magnitude_band(x, top);
+    return bc.band == 0 ? bc.code : 0;
+  }
+  const int d = top - (be - 1023);
+  if (d < 0) return 127;
+  if (d >= kBandBits) return 0;
+  return static_cast<int>(((hi & 0xFFFFFu) | 0x100000u) >> (20 - (kBandBits - 1) + d));
+}
+
 // One entry's share of the l1 norm: ceil(|x| 2^(30 - emax)) in [0, 2^31]. Summed as integers
 // (exact for k < 2^32), so the sum does not depend on the order of the additions.
 OZDGEMM_HD uint64_t norm1_term(double x, int emax) { return quantize_up(x, emax, kL1Bits); }

@@ -84,6 +84,30 @@ TEST(BandCodes, EntriesAboveTheTopClampToAStillLowerBound) {
   }
 }
 
+// band0_code (the planes' code while kCertBands is 1) is magnitude_band's code where that lies in
+// band 0, and 0 elsewhere: x over the whole range (subnormals, zero, Inf, NaN, both signs), tops
+// from above x (clamped to 127) to far below it.
+TEST(BandCodes, BandZeroCodeIsMagnitudeBands) {
+  rng g(44);
+  int64_t in_band = 0;
+  for (int it = 0; it < 200000; ++it) {
+    const int ex = static_cast<int>(g.next_u64() % 2100) - 1076;
+    double x = std::ldexp(1.0 + g.uniform(), ex);
+    if (g.uniform() < 0.5) x = -x;
+    if (it % 1000 == 1) x = 0.0;
+    if (it % 1000 == 2) x = INFINITY;
+    if (it % 1000 == 3) x = NAN;
+    if (it % 1000 == 4) x = std::ldexp(1.0, 1023) * 1.5;
+    const int e = std::isfinite(x) && x != 0.0 ? detail::exponent_of(x) : 0;
+    const int top = e + static_cast<int>(g.next_u64() % 24) - 12;
+    const detail::band_code bc = detail::magnitude_band(x, top);
+    const int want = bc.band == 0 ? bc.code : 0;
+    ASSERT_EQ(detail::band0_code(x, top), want) << x << " top " << top;
+    in_band += want != 0 && want != 127;
+  }
+  EXPECT_GT(in_band, 50000);
+}
+
 // The drop: half the spread between the largest and the mean exponent, less one, never negative,
 // floor'd for negative sums too, capped; zero vectors get 0.
 TEST(BandCodes, DropIsHalfTheSpreadLessOne) {
