@@ -56,7 +56,14 @@ relocate() {
     from_build=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$cache")
     from_source=$(sed -n 's/^ozdgemm_SOURCE_DIR:STATIC=//p' "$cache")
   fi
-  [[ $from_build == "$build" && $from_source == "$repo_root" ]] && return 0
+  # gtest_discover_tests' files include CMake's GoogleTestAddTests.cmake from where CMake was
+  # installed on the configuring machine: a machine with the same paths but another CMake needs
+  # the build folder's copy (cmake-modules/) as well.
+  local module
+  module=$(grep -rhos --include='*_include.cmake' 'include("[^"]*/GoogleTestAddTests\.cmake")' \
+             "$build" | head -n 1 | sed 's/^include("\(.*\)")$/\1/')
+  [[ $from_build == "$build" && $from_source == "$repo_root" && ( -z $module || -f $module ) ]] &&
+    return 0
   echo "relocating the test files of $build: build $from_build -> $build," \
        "source $from_source -> $repo_root"
   local files

@@ -17,13 +17,16 @@ constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
 // count's chooser kernel, which the host does not wait for (engine/speculation.hpp).
 constexpr double kChoiceLatency = 30e-6;  // s
 constexpr double kChooserLatency = 5e-6;  // s
-// The certified count's ratio pass (kernels/certify.cu), per element of C: one evaluation of
-// the bound (about 20 FP64 operations with the reciprocal) and its loads. The kernel alone took
-// 16 ps per element at 4096^3 on the H200; 10 ps fits the whole certified cost measured at both
-// 4096^3 and 16384^3 (PerformanceModel.CertifiedCostMatchesTheH200Measurement), where the
-// other terms come out a little high at 16384.
-constexpr double kRatioSecondsPerElement = 10e-12;
-constexpr double kRatioFlopsPerElement = 20.0;
+// The certified count's ratio pass (kernels/certify.cu), per element of C: its filter (about 10
+// FP64 operations) and its loads, and the chooser. At 4096^3 on an H100 the pass took 71 us and
+// the chooser 5 (4.5 ps per element; bench/results/default, run 15).
+constexpr double kRatioSecondsPerElement = 5e-12;
+constexpr double kRatioFlopsPerElement = 10.0;
+// The certificate's work in the passes over A and B (the l1 norms beside the scan's statistics,
+// the band codes in the residue pass, the band drops, the exponents of every s): at 4096^3 on
+// an H100 116 us over the fixed count's passes (run 15), the time of 5 bytes per input element
+// at the preparation rate.
+constexpr double kCertPrepBytes = 5.0;
 
 // x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
 // where round_up's integer sum would overflow (found by tests/fuzz).
@@ -50,13 +53,14 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
 }
 
 // The per-call choice's own cost: auto, one device-to-host copy and stream synchronisation;
-// certified, the chooser kernel and kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the band
-// planes (kCertBands bytes written per input element after an 8-byte read, twice: planes and
-// norms), per element of C a 64-bit accumulation of an INT32 plane per band GEMM where k spans
-// several k-blocks (with one, the INT32 sums are read as they are), and the ratio pass: one
-// evaluation of the bound per element once the first elements have settled the counts below the
-// chosen one (kernels/certify.cu): latency more than FP64 throughput, so modelled as a time per
-// element plus its FP64 work at the GPU's rate, which dominates where FP64 is weak.
+// certified, the chooser kernel and kCertBands (kCertBands + 1) / 2 band INT8 GEMMs, the
+// certificate's work in the passes over the inputs (kCertPrepBytes; as a speculated count, the
+// default of eager calls, runs it: a count chosen on the host writes the band planes in a pass
+// of its own, which is not priced), per element of C a 64-bit accumulation of an INT32
+// plane per band GEMM where k spans several k-blocks (with one, the INT32 sums are read as they
+// are), and the ratio pass: one evaluation of its filter per element once the first elements
+// have settled the counts below the chosen one, modelled as a time per element plus its FP64
+// work at the GPU's rate, which dominates where FP64 is weak.
 double choice_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& r) {
   double t = moduli.is_certified() ? kChooserLatency : kChoiceLatency;
   if (moduli.is_certified()) {
@@ -65,7 +69,7 @@ double choice_seconds(int64_t m, int64_t n, int64_t k, moduli_setting moduli, co
     const double elements = static_cast<double>(m) * n;
     const bool accumulated = kCertBands > 1 || kp > kKBlock;
     t += band_gemms * 2.0 * mp * np * kp / r.int8 +
-         (static_cast<double>(m) + n) * k * (2 * 8.0 + kCertBands) / r.prep_bw +
+         (static_cast<double>(m) + n) * k * kCertPrepBytes / r.prep_bw +
          (accumulated ? elements * band_gemms * 20.0 / r.crt_bw : 0.0) +
          elements * (kRatioSecondsPerElement + kRatioFlopsPerElement / r.fp64);
   }

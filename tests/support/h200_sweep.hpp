@@ -20,14 +20,16 @@
 namespace ozdgemm::test {
 
 // The H200's prior: its published peaks times the efficiencies measured on it.
-inline detail::gpu_rates h200_prior() {
+// The prior rates of the published GPU whose name `name` matches (gpu_rates.cpp's table).
+inline detail::gpu_rates published_prior(const char* name) {
   detail::gpu_identity id;
-  id.name = "NVIDIA H200";
+  id.name = name;
   id.cc_major = 9;
   const detail::gpu_spec* spec = detail::find_published(id);
-  if (spec == nullptr) ADD_FAILURE() << "no published H200";
+  if (spec == nullptr) ADD_FAILURE() << "no published GPU matches " << name;
   return spec != nullptr ? detail::prior_rates(*spec) : detail::gpu_rates{};
 }
+inline detail::gpu_rates h200_prior() { return published_prior("NVIDIA H200"); }
 
 struct sweep_point {
   int64_t m, n, k;
