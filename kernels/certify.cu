@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 // each column's data and its scaled factors (certified_col_factors) of every slot from the one
 // open when the tile starts. Each thread takes its elements kWalkBatch at a time, loads their G
 // together, and decides them at the slot open when the batch starts with the filter
-// (certified_filter_passes: two FP64 operations with directed rounding, no division, no
+// (certified_filter_passes: three FP64 operations with directed rounding, no division, no
 // conversion). The few that fail take the exact ratio at the slot open then, and the ones that
 // miss it bisect; once one element of a block has settled the small s, the rest of its batch
 // start past them.
