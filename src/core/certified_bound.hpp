@@ -159,7 +159,9 @@ OZDGEMM_HD double certified_ratio_from(double na, double nb, double kd, double p
 // 2^-240, as w >= 2^-826) is at most target (1 - 2^-40)(1 + 2^-49) + 2^-240 < target for every
 // target >= 2^-200 (a smaller target passes nothing). An exponent of P or Q outside the normal
 // range makes it +inf: those elements fail and take the exact ratio.
-// CertifiedRatio.FilterPassesOnlyCertifiedElements checks all of it.
+// CertifiedRatio.FilterPassesOnlyCertifiedElements checks it with the host's bounds (hd.hpp: one
+// step past rounding to nearest); the GPU's directed roundings are checked by the certified
+// identity tests (the same s as the host reference).
 inline constexpr int kBandScale = 12 + kBandBits * (kCertBands - 1);  // band_lower_bound's -e
 
 OZDGEMM_HD double pow2i_or_inf(int x) {
