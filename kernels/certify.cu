@@ -127,8 +127,8 @@ __device__ void open_slots(const certify_args& a, uint32_t* block_open) {
   __syncthreads();
 }
 
-// This thread's row of the block: its index, largest exponent, whether it takes part (not
-// padding, not zero, no Inf/NaN), its normalised l1 norm and band drop.
+// Row ii of the block: its index in C, largest exponent, whether it takes part (not padding,
+// not zero, no Inf/NaN), its normalised l1 norm and band drop.
 struct certify_row {
   int64_t ii, i;
   int emax;
@@ -136,9 +136,9 @@ struct certify_row {
   double norm;
   int drop;
 };
-__device__ certify_row row_of_thread(const certify_args& a) {
+__device__ certify_row row_at(const certify_args& a, int64_t ii) {
   certify_row r;
-  r.ii = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  r.ii = ii;
   r.i = a.i0 + r.ii;
   const bool in = r.ii < a.rows;
   r.emax = in ? decode_emax(a.emax_a[r.i]) : kZeroExponent;
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
   constexpr uint32_t kAll = kAllSlots, kLast = kLastSlot;
   __shared__ uint32_t block_open;
   open_slots(a, &block_open);
-  const certify_row row = row_of_thread(a);
+  const certify_row row = row_at(a, static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x);
   const double kd = static_cast<double>(a.k);
   // pa(s) as doubles: kept as int exponents instead (fewer registers, the conversion in the loop
   // over s), a certified call at 4096^3 took 4.9 ms on the H200 instead of 4.0.
@@ -220,15 +220,42 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 
 // The walk visits the columns in tiles of kWalkCols. Per tile the block stages in shared memory
 // each column's data and its scaled factors (certified_col_factors) of every slot from the one
-// open when the tile starts. Each thread takes its elements kWalkBatch at a time, loads their G
-// together, and decides them at the slot open when the batch starts with the filter
+// open when the tile starts. Each thread takes kWalkRows consecutive rows: one 16-byte load
+// brings their G of a column (the INT32 plane; two for 64-bit sums), and the column's factors
+// serve all of them. It takes its columns kWalkBatch at a time, loads their G together, and
+// decides the batch's elements at the slot open when the batch starts with the filter
 // (certified_filter_passes: three FP64 operations with directed rounding, no division, no
-// conversion). The few that fail take the exact ratio at the slot open then, and the ones that
-// miss it bisect; once one element of a block has settled the small s, the rest of its batch
-// start past them.
-constexpr int kWalkCols = 32, kWalkBatch = 8;
+// conversion). A row that takes no part has zero factors, so its elements pass with T = 0. The
+// few elements that fail take the exact ratio at the slot open then, and the ones that miss it
+// bisect; once one element of a block has settled the small s, the rest of its batch start past
+// them. On an H100 one row per thread took 71 us at 4096^3 and 220 at 8192^3, four rows 63 and
+// 167 (bench/results/default, run 16).
+constexpr int kWalkCols = 32, kWalkRows = 4, kWalkBatch = 2;
+static_assert(kPad % kWalkRows == 0, "a thread's rows must lie inside the padded block");
 
-__global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify_args a) {
+// The G of rows ii0 .. ii0 + kWalkRows - 1 of column j, as the filter reads them (exact below
+// 2^53; above, rounded down). ld and ii0 are multiples of kWalkRows and the planes 256-byte
+// aligned, so the loads are aligned.
+__device__ void walk_load_g(const certify_args& a, int64_t j, int64_t ii0,
+                            double (&gd)[kWalkRows]) {
+  if (a.g32 != nullptr) {
+    const int4 g = *reinterpret_cast<const int4*>(a.g32 + j * a.ld + ii0);
+    gd[0] = u32_to_double(static_cast<uint32_t>(g.x));
+    gd[1] = u32_to_double(static_cast<uint32_t>(g.y));
+    gd[2] = u32_to_double(static_cast<uint32_t>(g.z));
+    gd[3] = u32_to_double(static_cast<uint32_t>(g.w));
+  } else {
+    const auto* p = reinterpret_cast<const ulonglong2*>(a.g + j * a.ld + ii0);
+    const ulonglong2 lo = p[0], hi = p[1];
+    gd[0] = u64_to_double_down(lo.x);
+    gd[1] = u64_to_double_down(lo.y);
+    gd[2] = u64_to_double_down(hi.x);
+    gd[3] = u64_to_double_down(hi.y);
+  }
+}
+static_assert(kWalkRows == 4, "walk_load_g loads four rows");
+
+__global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(certify_args a) {
   constexpr int kLastT = kSpan - 1;
   constexpr uint32_t kLast = kLastSlot;
   __shared__ uint32_t block_open;  // bit t: s = t + kMinModuli not settled yet (20: never)
@@ -237,20 +264,25 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
   __shared__ bool col_live[kWalkCols];
   __shared__ certified_col_scaled col_f[kSpan][kWalkCols];  // slots from tile_lo on
   open_slots(a, &block_open);
-  const certify_row row = row_of_thread(a);
+  const int64_t ii0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kWalkRows;
+  // Rows that take part; their data is read again where needed (rarely: a new lowest slot, an
+  // element the filter fails), not held in registers.
+  uint32_t live = 0;
+#pragma unroll
+  for (int r = 0; r < kWalkRows; ++r) live |= row_at(a, ii0 + r).live ? 1u << r : 0u;
   const double kd = static_cast<double>(a.k);
   const double tlo = certified_filter_target(a.target);
   auto shift = [&](int t) { return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u); };
   auto lowest_open = [&] {
     return __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
   };
-  auto factor_a = [&](int t) {
+  auto factor_a = [&](const certify_row& row, int t) {
     return pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
   };
-  int row_t = -1;  // the slot of the row's scaled factors
-  certified_row_scaled rf;
-  certified_filter_max filtered;    // the elements the filter passed
-  double passed = 0.0, last = 0.0;  // the largest exact ratio met, and of s = 20 missed
+  int row_t = -1;                      // the slot of the rows' scaled factors
+  certified_row_scaled rf[kWalkRows];  // zero for a row that takes no part
+  certified_filter_max filtered;       // the elements the filter passed
+  double passed = 0.0, last = 0.0;     // the largest exact ratio met, and of s = 20 missed
   for (int64_t jt = static_cast<int64_t>(blockIdx.y) * kWalkCols; jt < a.n;
        jt += static_cast<int64_t>(gridDim.y) * kWalkCols) {
     __syncthreads();  // the previous tile is done with the shared columns
@@ -259,11 +291,11 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
       const int q = threadIdx.x;
       const int64_t j = jt + q;
       const int emb = j < a.n ? decode_emax(a.emax_b[j]) : kZeroExponent;
-      const bool live = emb != kZeroExponent && a.flags_b[j] == 0;
-      col_live[q] = live;
+      const bool col = emb != kZeroExponent && a.flags_b[j] == 0;
+      col_live[q] = col;
       col_emb[q] = emb;
-      col_drop[q] = live ? a.drop_b[j] : 0;
-      col_nb[q] = live ? norm_from_sum(a.norm_b[j]) : 0.0;
+      col_drop[q] = col ? a.drop_b[j] : 0;
+      col_nb[q] = col ? norm_from_sum(a.norm_b[j]) : 0.0;
     }
     __syncthreads();
     const int t0 = tile_lo;
@@ -276,46 +308,59 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
       col_f[t][q] = f;
     }
     __syncthreads();
-    if (!row.live) continue;
+    if (live == 0) continue;
     const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
-    auto ratio = [&](int q, int t, double pt, double inv_w) {
+    auto ratio = [&](const certify_row& row, int q, int t, double inv_w) {
       const double pb = pow2i(-(a.exps_all_b[t * a.n + jt + q] + col_emb[q]) - shift(t));
-      return certified_ratio_of(certified_numerator(row.norm, col_nb[q], kd, pt, pb), inv_w);
+      return certified_ratio_of(certified_numerator(row.norm, col_nb[q], kd, factor_a(row, t), pb),
+                                inv_w);
     };
     for (int q0 = 0; q0 < cols; q0 += kWalkBatch) {
       const int lo = lowest_open();  // >= t0: slots are only ever settled
       if (lo != row_t) {
         row_t = lo;
-        rf = certified_row_factors(row.norm, a.exps_all_a[lo * a.m + row.i] + row.emax + shift(lo),
-                                   row.drop);
-      }
-      double gd[kWalkBatch];  // G of the batch's elements, loaded together (0 past the tile)
-      if (a.g32 != nullptr) {
 #pragma unroll
-        for (int u = 0; u < kWalkBatch; ++u) {  // past the tile: a load of its last column
-          const int q = q0 + u < cols ? q0 + u : cols - 1;
-          const auto g = static_cast<uint32_t>(a.g32[(jt + q) * a.ld + row.ii]);
-          gd[u] = q0 + u < cols ? u32_to_double(g) : 0.0;
+        for (int r = 0; r < kWalkRows; ++r) {
+          rf[r] = certified_row_scaled{};
+          if (((live >> r) & 1u) != 0) {
+            const certify_row row = row_at(a, ii0 + r);
+            rf[r] = certified_row_factors(
+                row.norm, a.exps_all_a[lo * a.m + row.i] + row.emax + shift(lo), row.drop);
+          }
         }
-      } else {
-#pragma unroll
-        for (int u = 0; u < kWalkBatch; ++u)
-          gd[u] = q0 + u < cols ? u64_to_double_down(a.g[(jt + q0 + u) * a.ld + row.ii]) : 0.0;
       }
-      uint32_t failed = 0;  // bit u: element q0 + u needs the exact ratio
+      // G of the batch's columns, loaded together (past the tile: zeros, which are not read).
+      double gd[kWalkBatch][kWalkRows];
 #pragma unroll
       for (int u = 0; u < kWalkBatch; ++u) {
-        const double t = certified_scaled_numerator(rf, col_f[lo][q0 + u]);
-        if (certified_filter_passes(t, gd[u], tlo))
-          filtered.add(t, gd[u]);
-        else
-          failed |= uint32_t{1} << u;
+        if (q0 + u < cols) {
+          walk_load_g(a, jt + q0 + u, ii0, gd[u]);
+        } else {
+#pragma unroll
+          for (int r = 0; r < kWalkRows; ++r) gd[u][r] = 0.0;
+        }
+      }
+      uint32_t failed = 0;  // bit u kWalkRows + r: element (row r, column q0 + u) is exact
+#pragma unroll
+      for (int u = 0; u < kWalkBatch; ++u) {
+        if (q0 + u >= cols) break;
+        const certified_col_scaled cf = col_f[lo][q0 + u];
+#pragma unroll
+        for (int r = 0; r < kWalkRows; ++r) {
+          const double t = certified_scaled_numerator(rf[r], cf);
+          if (certified_filter_passes(t, gd[u][r], tlo))
+            filtered.add(t, gd[u][r]);
+          else
+            failed |= uint32_t{1} << (u * kWalkRows + r);
+        }
       }
 #pragma unroll 1
       while (failed != 0) {
-        const int q = q0 + __ffs(failed) - 1;
+        const int bit = __ffs(failed) - 1;
         failed &= failed - 1;
-        if (q >= cols || !col_live[q]) continue;
+        const int q = q0 + bit / kWalkRows;
+        const certify_row row = row_at(a, ii0 + bit % kWalkRows);
+        if (!row.live || !col_live[q]) continue;
         const double w =
             band_lower_bound(band_sum(a, jt + q, row.ii), kCertBands, row.drop + col_drop[q]);
         if (w == 0.0) {  // no lower bound: no s is certified
@@ -326,7 +371,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
         const double inv_w = 1.0 / w;
         // The smallest slot still open: every one below was settled, by any element.
         const int cur = lowest_open();
-        const double r = ratio(q, cur, factor_a(cur), inv_w);
+        const double r = ratio(row, q, cur, inv_w);
         if (r <= a.target) {
           passed = r > passed ? r : passed;
           continue;
@@ -341,7 +386,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_walk_kernel(certify
         double r_good = 0.0, r_bad = r;
         while (good - bad > 1) {
           const int mid = bad + (good - bad) / 2;
-          const double rm = ratio(q, mid, factor_a(mid), inv_w);
+          const double rm = ratio(row, q, mid, inv_w);
           if (rm <= a.target) {
             good = mid;
             r_good = rm;
@@ -426,13 +471,16 @@ void launch_band_accumulate(unsigned long long* g, const int32_t* part, int64_t 
 void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
   // About 1024 blocks: enough to fill the GPU, few enough that each thread covers several
   // columns and the commits stay few.
-  const unsigned gx = grid_dim(a.rows, kCertifyThreads);
-  const int64_t gy = std::max<int64_t>(1, 1024 / gx);
-  if (a.target == INFINITY)
+  if (a.target == INFINITY) {
+    const unsigned gx = grid_dim(a.rows, kCertifyThreads);
+    const int64_t gy = std::max<int64_t>(1, 1024 / gx);
     certified_ratio_all_kernel<<<dim3(gx, grid_dim(a.n, 1, gy)), kCertifyThreads, 0, stream>>>(a);
-  else  // whole tiles of columns per block
+  } else {  // whole tiles of columns per block, kWalkRows rows per thread
+    const unsigned gx = grid_dim(a.rows, kCertifyThreads * kWalkRows);
+    const int64_t gy = std::max<int64_t>(1, 1024 / gx);
     certified_walk_kernel<<<dim3(gx, grid_dim(a.n, kWalkCols, gy)), kCertifyThreads, 0, stream>>>(
         a);
+  }
 }
 
 }  // namespace ozdgemm::detail
