@@ -1,4 +1,5 @@
 #include "core/auto_ratio.hpp"
+#include "core/certified_bound.hpp"
 #include "core/element.hpp"
 #include "core/scaling_rules.hpp"
 #include "launch_common.cuh"
@@ -199,13 +200,16 @@ __device__ __forceinline__ double vector_ratio(int64_t k, int emax, uint32_t fla
 __global__ void fast_ratio_kernel(int64_t nvec, int64_t k, const int* emax_enc,
                                   const uint32_t* flags, const unsigned long long* sum_q2,
                                   const unsigned long long* exp_sum, const unsigned int* nnz,
-                                  auto_bounds b, unsigned long long* worst, int* exps_all) {
+                                  auto_bounds b, unsigned long long* worst, int* exps_all,
+                                  int* drop) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int s = kMinModuli + static_cast<int>(blockIdx.y);
   const bool in = v < nvec;
   const int emax = in ? decode_emax(emax_enc[v]) : kZeroExponent;
   const int e = fast_exponent(emax, in ? sum_q2[v] : 0, b.bound[s]);
   if (in && exps_all != nullptr) exps_all[(s - kMinModuli) * nvec + v] = e;
+  if (in && drop != nullptr && blockIdx.y == 0)
+    drop[v] = band_drop(emax, static_cast<long long>(exp_sum[v]), nnz[v]);
   const double r = in ? vector_ratio(k, emax, flags[v], nnz[v], exp_sum[v], e) : 0.0;
   warp_max_commit(r, worst + s);
 }
@@ -368,7 +372,7 @@ void launch_vector_scan_stats(const operand_vectors& v, int* emax_enc, uint32_t*
 
 void launch_fast_ratios(const fast_ratio_args& a, const auto_bounds& b, cudaStream_t stream) {
   fast_ratio_kernel<<<dim3(grid_dim(a.nvec, 256), kAutoSpan), 256, 0, stream>>>(
-      a.nvec, a.k, a.emax_enc, a.flags, a.sum_q2, a.exp_sum, a.nnz, b, a.worst, a.exps_all);
+      a.nvec, a.k, a.emax_enc, a.flags, a.sum_q2, a.exp_sum, a.nnz, b, a.worst, a.exps_all, a.drop);
 }
 
 void launch_accurate_ratios(const accurate_ratio_args& a, const auto_bounds& b,

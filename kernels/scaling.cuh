@@ -84,6 +84,9 @@ struct fast_ratio_args {
   const unsigned int* nnz;
   unsigned long long* worst;  // [kMaxModuli + 1]
   int* exps_all;              // null: not kept
+  // Not null: also drop[v] = band_drop(emax, exp_sum, nnz), the certified count's band drops
+  // (launch_band_drops, certify.cuh), from the same statistics in the same launch.
+  int* drop = nullptr;
 };
 void launch_fast_ratios(const fast_ratio_args& a, const auto_bounds& b, cudaStream_t stream);
 

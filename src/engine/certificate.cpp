@@ -17,14 +17,16 @@
 namespace ozdgemm::detail {
 namespace {
 
-// The certified count's inputs before its band GEMM: the band drops, the band planes (unless
-// the residue pass writes them: write_bands false) and, for accurate scaling, the l1 norms (fast
-// scaling scans them with its norms, scan_operand).
+// The certified count's inputs before its band GEMM: for accurate scaling the band drops (fast
+// scaling's ratio launches write them) and the l1 norms (fast scaling scans them with its norms,
+// scan_operand), and the band planes unless the residue pass writes them (write_bands false).
 void prepare_certificate(const device_gemm& call, const layout& L, bool write_bands) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
-  launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
-  launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+  if (call.mode != scaling_mode::fast) {
+    launch_band_drops(p.m, L.emax_a, L.exp_sum_a, L.nnz_a, L.drop_a, st);
+    launch_band_drops(p.n, L.emax_b, L.exp_sum_b, L.nnz_b, L.drop_b, st);
+  }
   if (write_bands) {
     launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, L.bands_a, st);
     launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, L.bands_b, st);
@@ -169,12 +171,14 @@ void launch_choice_inputs(const device_gemm& call, const layout& L, const int8_g
   unsigned long long* worst_a = L.worst;
   unsigned long long* worst_b = L.worst + (kMaxModuli + 1);
   if (call.mode == scaling_mode::fast) {
-    launch_fast_ratios(fast_ratio_args{p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a,
-                                       L.nnz_a, worst_a, L.exps_all_a},
-                       b, st);
-    launch_fast_ratios(fast_ratio_args{p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b,
-                                       L.nnz_b, worst_b, L.exps_all_b},
-                       b, st);
+    launch_fast_ratios(
+        fast_ratio_args{p.m, p.k, L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, worst_a,
+                        L.exps_all_a, certified ? L.drop_a : nullptr},
+        b, st);
+    launch_fast_ratios(
+        fast_ratio_args{p.n, p.k, L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, worst_b,
+                        L.exps_all_b, certified ? L.drop_b : nullptr},
+        b, st);
   } else {
     accurate_ratio_args a{};
     a.u = L.bound_u;
