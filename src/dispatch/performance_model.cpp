@@ -18,14 +18,15 @@ constexpr double kEmulationLatency = 60e-6;  // ~12 launches + cuBLAS setup, s
 constexpr double kChoiceLatency = 30e-6;  // s
 constexpr double kChooserLatency = 5e-6;  // s
 // The certified count's ratio pass (kernels/certify.cu), per element of C: its filter (about 10
-// FP64 operations) and its loads, and the chooser. At 4096^3 on an H100 the pass took 71 us and
-// the chooser 5 (4.5 ps per element; bench/results/default, run 15).
-constexpr double kRatioSecondsPerElement = 5e-12;
+// FP64 operations) and its loads, and the chooser. On an H100 the pass took 63 us at 4096^3
+// (3.8 ps per element) and 167 us at 8192^3 (2.5 ps), the chooser 6 (bench/results/default,
+// run 16).
+constexpr double kRatioSecondsPerElement = 3.5e-12;
 constexpr double kRatioFlopsPerElement = 10.0;
 // The certificate's work in the passes over A and B (the l1 norms beside the scan's statistics,
-// the band codes in the residue pass, the band drops, the exponents of every s): at 4096^3 on
-// an H100 116 us over the fixed count's passes (run 15), the time of 5 bytes per input element
-// at the preparation rate.
+// the band codes in the residue pass, the band drops and exponents of every s): at 4096^3 on an
+// H100 116 us over the fixed count's passes (run 15; 109 in run 16), the time of 5 bytes per
+// input element at the preparation rate.
 constexpr double kCertPrepBytes = 5.0;
 
 // x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
@@ -43,8 +44,14 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
   // (20 bytes moved per complex element; bench/results/zgemm/README.md, run 7), which the model
   // priced at 10 and which saved the equivalent of 1.9-3.9 of them.
   if (karatsuba) gemms = 0.75 * gemms + s * 8.0 * mp * np / r.crt_bw;
-  // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written.
-  double prep = (static_cast<double>(m) + n) * k * (3 * 8.0 + s) / r.prep_bw;
+  // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written. The
+  // Karatsuba form's passes read the complex operands themselves, m k + k n / 2 real values of
+  // the embedding m x n x k (its B holds each entry of B twice): on an H100 its scans and
+  // residue passes took twice a real m x (k/2) operand's time for each operand, not three
+  // times in all (ZGEMM 4096^3, bench/results/default, run 16).
+  const double inputs = karatsuba ? static_cast<double>(m) * k + static_cast<double>(k) * n / 2
+                                  : (static_cast<double>(m) + n) * k;
+  double prep = inputs * (3 * 8.0 + s) / r.prep_bw;
   if (mode == scaling_mode::accurate)
     prep += 2.0 * mp * np * kp / r.int8 + 8.0 * mp * np / r.prep_bw;
   const double crt =

@@ -311,8 +311,8 @@ TEST(AutoModelUsesTheChosenCount, NoGateOutsideAutoModeOrForAFixedCount) {
 // form of the m x 2n x 2k embedding, certified count s = 15 on the bench's data):
 //   cublasZgemm3m 16384^3: 633.8 ms native, the emulation 396.8 ms: emulate;
 //   cublasZgemm3m 8192^3: 79.8 ms native, the emulation 61.2 ms: emulate (0.77x);
-//   cublasZgemm 4096^3: 9.25-10.79 ms native, the certified emulation 9.20 ms (zgemm run 7): no
-//   gain beyond the margin: native.
+//   cublasZgemm 4096^3: 9.43 ms native, the certified emulation 7.86 ms (PyTorch, 56c4128,
+//   bench/results/default run 16; 1.17x in run 11): emulate, and no faster than measured.
 TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
   const detail::gpu_rates r = h200_prior();
   const moduli_outlook o = seen({15, 15, 15});
@@ -326,8 +326,9 @@ TEST(AutoModelUsesTheChosenCount, ComplexCallsAtTheirCountsAndNativeRates) {
                             << rt.predicted.native_ms;
   }
   const detail::route z4096 = complex_route(4096, detail::kZgemmNativeWork);
-  EXPECT_FALSE(z4096.emulate) << z4096.predicted.emulated_ms << " ms against "
-                              << z4096.predicted.native_ms;
+  EXPECT_TRUE(z4096.emulate) << z4096.predicted.emulated_ms << " ms against "
+                             << z4096.predicted.native_ms;
+  EXPECT_GE(z4096.predicted.emulated_ms / z4096.predicted.native_ms, 0.95 * 7.86 / 9.43);
   // The native times the model takes: no slower than measured (it favours native).
   EXPECT_LE(complex_route(8192, detail::kZgemm3mNativeWork).predicted.native_ms, 79.8);
   EXPECT_LE(complex_route(8192, detail::kZgemmNativeWork).predicted.native_ms, 92.5);
