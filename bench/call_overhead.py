@@ -1,9 +1,9 @@
 """The host time an intercepted call adds where the library runs the native routine.
 
-For each size: `calls` float64 (or complex128) matmuls enqueued back to back on a busy GPU (one
-large matmul runs first, so the queue never drains), timed on the host clock: the host time per
-call, which the library's decision adds to. Run it once without the library and once preloaded
-(no settings: sizes the model keeps native), and compare:
+For each size: `calls` float64 (or complex128) matmuls enqueued back to back behind one large
+matmul (so the small ones queue rather than run as they come), timed on the host clock: the host
+time per call, which the library's decision adds to. Run it once without the library and once
+preloaded (no settings: sizes the model keeps native), and compare:
 
     python3 bench/call_overhead.py METHOD [n ...]
     LD_PRELOAD=build/libozdgemm.so python3 bench/call_overhead.py default 64 2048
@@ -42,7 +42,9 @@ def main():
             c = torch.empty(n, n, dtype=dtype, device="cuda")
             f = lambda: torch.matmul(a, b, out=c)  # noqa: E731
             f()
-            calls = 200 if n <= 1024 else 20  # stay inside the busy matmul's time
+            # Fewer large calls: 20 at 2048 fit in the busy matmul's time; larger ones may
+            # outlast it, which leaves the host's enqueue time as it is (the queue is not full).
+            calls = 200 if n <= 1024 else 20
             us = per_call_us(f, busy, calls)
             name = "float64" if dtype == torch.float64 else "complex128"
             print(f"{name},{n},{method},{us:.1f}", flush=True)

@@ -19,8 +19,8 @@
 
 namespace ozdgemm::test {
 
-// The H200's prior: its published peaks times the efficiencies measured on it.
-// The prior rates of the published GPU whose name `name` matches (gpu_rates.cpp's table).
+// The prior rates of the published GPU whose name `name` matches (gpu_rates.cpp's table): its
+// published peaks times the efficiencies measured on the H200.
 inline detail::gpu_rates published_prior(const char* name) {
   detail::gpu_identity id;
   id.name = name;
