@@ -41,6 +41,9 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 //          the same pass over the operand, laid out as the others from int8_t* extra_out (a
 //          member), plane d filled from the run's inputs by
 //          void extra(const double (&x)[kPlaneRun], int64_t v, int d, uint32_t (&w)[2]) const
+//      static constexpr bool kMirrorExtra (optional, default false): each run's extra bytes
+//          also go to offset extra_mirror(v, l, k_pad) of each extra plane (another vector's
+//          run that holds the same magnitudes: the Karatsuba form's B, residues.cuh)
 // nplanes_dev (may be null): the plane count in device memory, read in place of nplanes (a count
 // chosen on the GPU, engine/gpu_choice.hpp); 0 writes nothing. Each vector's k in [0, k_write)
 // is written (k_write <= k_pad, a multiple of kPad), at the row stride k_pad.
@@ -51,6 +54,14 @@ struct extra_planes_of {
 template <class Gen>
 struct extra_planes_of<Gen, std::void_t<decltype(Gen::kExtraPlanes)>> {
   static constexpr int value = Gen::kExtraPlanes;
+};
+template <class Gen, class = void>
+struct mirrors_extra {
+  static constexpr bool value = false;
+};
+template <class Gen>
+struct mirrors_extra<Gen, std::void_t<decltype(Gen::kMirrorExtra)>> {
+  static constexpr bool value = Gen::kMirrorExtra;
 };
 
 template <bool KContig, class Gen>
@@ -112,11 +123,17 @@ __global__ void __launch_bounds__(kTileThreads, 2)
 #pragma unroll
       for (int i = 0; i < kPlaneRun; ++i) x[i] = tile[rv][rk + i];
       int8_t* o = gen.extra_out + v * k_pad + l;
+      [[maybe_unused]] int8_t* o2 = nullptr;
+      if constexpr (mirrors_extra<Gen>::value) o2 = gen.extra_out + gen.extra_mirror(v, l, k_pad);
 #pragma unroll
       for (int d = 0; d < extra_planes_of<Gen>::value; ++d, o += plane_size) {
         uint32_t w[2];
         gen.extra(x, v < nvec ? v : 0, d, w);
         *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
+        if constexpr (mirrors_extra<Gen>::value) {
+          *reinterpret_cast<uint2*>(o2) = make_uint2(w[0], w[1]);
+          o2 += plane_size;
+        }
       }
     }
     const typename Gen::vec vc = gen.vector(v < nvec ? v : 0);  // padding rows hold zeros

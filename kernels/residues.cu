@@ -45,11 +45,16 @@ struct residue_gen {
 };
 
 // The residues of a fixed count and the certificate's band planes (the same bytes as
-// launch_band_planes writes), from the one read of the operand.
+// launch_band_planes writes), from the one read of the operand. Mirror: the Karatsuba form's B
+// (residues.cuh), whose run at (v, l) also holds the magnitudes of the partner column's run at
+// depth l + half_k.
+template <bool Mirror>
 struct residue_band_gen : residue_gen<false> {
   static constexpr int kExtraPlanes = kCertBands;
+  static constexpr bool kMirrorExtra = Mirror;
   band_codes bc;
-  int8_t* extra_out;  // the band planes
+  int8_t* extra_out;               // the band planes
+  int64_t half_n = 0, half_k = 0;  // Mirror only
   __device__ void extra(const double (&x)[kPlaneRun], int64_t v, int d, uint32_t (&w)[2]) const {
     const int top = bc.top(v);
     uint32_t c[kPlaneRun];
@@ -57,20 +62,39 @@ struct residue_band_gen : residue_gen<false> {
     for (int i = 0; i < kPlaneRun; ++i) c[i] = band_codes::code(x[i], top);
     band_codes::plane_word(c, d, w);
   }
+  __device__ int64_t extra_mirror(int64_t v, int64_t l, int64_t k_pad) const {
+    const int64_t partner = v < half_n ? v + half_n : v < 2 * half_n ? v - half_n : v;
+    return partner * k_pad + l + half_k;  // padding vectors past 2 half_n: their own zeros
+  }
 };
+
+template <bool Mirror>
+void residues_and_bands(const operand_vectors& v, const int* exps, const modulus_table& tb,
+                        bool nearest, const int* emax_enc, const int* drop, int8_t* planes,
+                        int8_t* band_planes, const karatsuba_halves& mirror, cudaStream_t stream) {
+  residue_band_gen<Mirror> gen;
+  static_cast<residue_gen<false>&>(gen) =
+      residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0};
+  gen.bc = band_codes{emax_enc, drop};
+  gen.extra_out = band_planes;
+  gen.half_n = mirror.n;
+  gen.half_k = mirror.k;
+  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s, planes, stream,
+                     nullptr, v.k_written);
+}
 
 }  // namespace
 
 void launch_residues_and_bands(const operand_vectors& v, const int* exps, const modulus_table& tb,
                                bool nearest, const int* emax_enc, const int* drop, int8_t* planes,
-                               int8_t* band_planes, cudaStream_t stream) {
-  residue_band_gen gen;
-  static_cast<residue_gen<false>&>(gen) =
-      residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0};
-  gen.bc = band_codes{emax_enc, drop};
-  gen.extra_out = band_planes;
-  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s, planes, stream,
-                     nullptr, v.k_written);
+                               int8_t* band_planes, cudaStream_t stream,
+                               const karatsuba_halves& mirror) {
+  if (mirror.on())
+    residues_and_bands<true>(v, exps, tb, nearest, emax_enc, drop, planes, band_planes, mirror,
+                             stream);
+  else
+    residues_and_bands<false>(v, exps, tb, nearest, emax_enc, drop, planes, band_planes, mirror,
+                              stream);
 }
 
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
@@ -89,8 +113,10 @@ void launch_chosen_residues(const operand_vectors& v, const int* exps, const int
 }
 
 cudaError_t load_residue_band_kernels() {
-  return load_kernels(plane_tile_kernel<true, residue_band_gen>,
-                      plane_tile_kernel<false, residue_band_gen>);
+  return load_kernels(plane_tile_kernel<true, residue_band_gen<false>>,
+                      plane_tile_kernel<false, residue_band_gen<false>>,
+                      plane_tile_kernel<true, residue_band_gen<true>>,
+                      plane_tile_kernel<false, residue_band_gen<true>>);
 }
 
 }  // namespace ozdgemm::detail

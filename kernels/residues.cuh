@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/gemm_problem.hpp"
+#include "core/karatsuba.hpp"
 #include "core/moduli.hpp"
 
 namespace ozdgemm::detail {
@@ -19,10 +20,15 @@ void launch_residues(const operand_vectors& v, const int* exps, const modulus_ta
 
 // The same, and the certificate's kCertBands band planes of the vectors' largest exponents and
 // band drops into band_planes (the bytes launch_band_planes writes, certify.cuh): one read of
-// the operand for both. Every k of k_pad is written (v.k_written unset).
+// the operand for both. Every k of k_pad is written (v.k_written unset), or with `mirror` (the
+// Karatsuba form's B*: 2 mirror.n columns, v.k_written = mirror.k of depth 2 mirror.k, column
+// j + n' holding column j's halves swapped, one negated: core/complex_embedding.hpp) each run of
+// the first halves also at the partner column (j + n' or j - n') and depth l + mirror.k, where
+// the embedding holds the same magnitudes: the band planes of the whole embedding.
 void launch_residues_and_bands(const operand_vectors& v, const int* exps, const modulus_table& tb,
                                bool nearest, const int* emax_enc, const int* drop, int8_t* planes,
-                               int8_t* band_planes, cudaStream_t stream);
+                               int8_t* band_planes, cudaStream_t stream,
+                               const karatsuba_halves& mirror = {});
 
 // Loads launch_residues_and_bands' kernels on the current device (load_kernels,
 // launch_common.cuh): only a speculated count, which must not wait, launches them.

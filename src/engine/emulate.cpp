@@ -45,9 +45,10 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   const modulus_table* tb = s >= kMinModuli ? &moduli_for(s) : nullptr;
   const int64_t slot = s - kMinModuli;
   // With the count known, its residue pass also writes the band planes (one read of each
-  // operand instead of two), and the certificate follows it. Not for the Karatsuba form, whose B
-  // residues cover part of k only.
-  const bool fused = tb != nullptr && !call.karatsuba.on();
+  // operand instead of two), and the certificate follows it. The Karatsuba form's B residues
+  // cover the first half of each embedding column: that pass writes each run's codes twice
+  // (launch_residues_and_bands' mirror).
+  const bool fused = tb != nullptr;
   // The launched count's exponents among every count's (what the certificate reads).
   const int* exps_a = tb != nullptr ? L.exps_all_a + slot * p.m : nullptr;
   const int* exps_b = tb != nullptr ? L.exps_all_b + slot * p.n : nullptr;
@@ -56,7 +57,7 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
     const bool nearest = rounds_to_nearest(*tb, p.k);
     launch_residues_and_bands(va, exps_a, *tb, nearest, L.emax_a, L.drop_a, L.res_a, L.bands_a, st);
     launch_residues_and_bands(residue_vectors_b(call, L), exps_b, *tb, nearest, L.emax_b, L.drop_b,
-                              L.res_b, L.bands_b, st);
+                              L.res_b, L.bands_b, st, call.karatsuba);
     OZDGEMM_CHECK_LAUNCH();
     launch_certificate(call, L, g);
   }

@@ -1,8 +1,10 @@
 // The tiled plane writer (kernels/planes.cuh) byte for byte against the host definitions:
 // launch_residues against scale_to_int + int8_residue (both roundings), launch_bound_quantize
-// against bound_quantize, the band planes (alone and with the residues) against magnitude_band, for both operand layouts, sizes that leave partial tiles in both
-// directions, a leading dimension larger than the vector, and the zero padding. The end-to-end
-// bit-identity tests cover these kernels too; this one says which plane and byte went wrong.
+// against bound_quantize, the band planes (alone, with the residues, and mirrored over the
+// Karatsuba form's B*) against magnitude_band, for both operand layouts, sizes that leave
+// partial tiles in both directions, a leading dimension larger than the vector, and the zero
+// padding. The end-to-end bit-identity tests cover these kernels too; this one says which plane
+// and byte went wrong.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -189,6 +191,81 @@ TEST_P(PlaneWriter, ResiduesAndBandsMatchHostByteForByte) {
                         << " fused " << int(got_fused[at]) << " alone " << int(got_alone[at]);
       }
   EXPECT_EQ(bad, 0);
+}
+
+// The Karatsuba form's B* (core/complex_embedding.hpp): the residue pass covers the first half
+// of each of its 2n' columns, and with the mirror writes each run's band codes also at the
+// partner column (j + n' or j - n') and depth l + k'. Its band planes must equal those
+// launch_band_planes writes over the whole embedding, byte for byte (every byte written: both
+// buffers start as 0x5A), and its residue planes those of launch_residues over the first halves.
+TEST_P(PlaneWriter, MirroredBandsCoverTheWholeEmbedding) {
+  const shape sh = GetParam();  // the complex B: sh.k x sh.nvec
+  const int64_t kh = round_up(sh.k, detail::kPad), nh = round_up(sh.nvec, detail::kPad);
+  const int64_t nvec = 2 * nh, k = 2 * kh;  // the embedding's columns and depth, padded already
+  std::mt19937_64 rng(11 + sh.nvec + sh.k);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g(0.0, 4.0);
+  auto draw = [&] { return rng() % 17 == 0 ? 0.0 : std::ldexp(u(rng), static_cast<int>(g(rng))); };
+  std::vector<double> re(static_cast<size_t>(sh.k * sh.nvec)), im(re.size());
+  for (size_t i = 0; i < re.size(); ++i) {
+    re[i] = draw();
+    im[i] = draw();
+  }
+  host_operand h;
+  h.k_contiguous = sh.k_contiguous;
+  h.ld = (sh.k_contiguous ? k : nvec) + 3;
+  h.data.assign(static_cast<size_t>(h.ld * (sh.k_contiguous ? nvec : k)), 0.0);
+  // B* = [[Re B, Im B], [-Im B, Re B]]: column j < n' is (Re B_j; -Im B_j), column j + n' is
+  // (Im B_j; Re B_j); zeros in the padding of each half.
+  for (int64_t v = 0; v < nvec; ++v)
+    for (int64_t l = 0; l < k; ++l) {
+      const int64_t j = v % nh, d = l % kh;
+      if (j >= sh.nvec || d >= sh.k) continue;
+      const double r = re[j * sh.k + d], i = im[j * sh.k + d];
+      const double x = v < nh ? (l < kh ? r : -i) : (l < kh ? i : r);
+      h.data[sh.k_contiguous ? v * h.ld + l : l * h.ld + v] = x;
+    }
+  std::vector<int> emax_enc(static_cast<size_t>(nvec), 0), exps(emax_enc), drop(emax_enc);
+  for (int64_t v = 0; v < nvec; ++v) {
+    int emax = detail::kZeroExponent;
+    for (int64_t l = 0; l < k; ++l) {
+      const int ex = detail::exponent_of(h.at(v, l));
+      emax = ex > emax ? ex : emax;
+    }
+    if (emax == detail::kZeroExponent) continue;
+    emax_enc[v] = emax + detail::kExponentBias;
+    exps[v] = static_cast<int>(30 + v % 40) - emax - 1;
+    drop[v] = static_cast<int>((v % nh) % 9);  // a column and its partner: the same statistics
+  }
+  device_buffer<double> x(h.data);
+  device_buffer<int> enc(emax_enc), e(exps), dr(drop);
+  const detail::modulus_table& tb = detail::moduli_for(15);
+  const size_t plane = static_cast<size_t>(nvec * k);
+  const size_t band_bytes = detail::kCertBands * plane;
+  device_buffer<int8_t> res(tb.s * plane), fused(tb.s * plane), bands(band_bytes),
+      fused_bands(band_bytes);
+  for (int8_t* p : {res.ptr, fused.ptr}) ASSERT_CUDA(cudaMemset(p, 0x5A, tb.s * plane));
+  for (int8_t* p : {bands.ptr, fused_bands.ptr}) ASSERT_CUDA(cudaMemset(p, 0x5A, band_bytes));
+  const detail::operand_vectors whole{h.view(x.ptr), nvec, k, nullptr, nvec, k};
+  detail::operand_vectors halves = whole;
+  halves.k = halves.k_written = kh;
+  detail::launch_residues(halves, e.ptr, tb, true, res.ptr, nullptr);
+  detail::launch_band_planes(whole, enc.ptr, dr.ptr, bands.ptr, nullptr);
+  detail::launch_residues_and_bands(halves, e.ptr, tb, true, enc.ptr, dr.ptr, fused.ptr,
+                                    fused_bands.ptr, nullptr, detail::karatsuba_halves{kh, nh});
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(fused.to_host() == res.to_host()) << "the fused pass's residue planes differ";
+  const std::vector<int8_t> got = fused_bands.to_host(), want = bands.to_host();
+  int64_t bad = 0, nonzero = 0;
+  for (size_t at = 0; at < band_bytes; ++at) {
+    nonzero += want[at] != 0;
+    if (got[at] != want[at] && ++bad <= 5)
+      ADD_FAILURE() << "byte " << at << " (v=" << (at % plane) / k << " l=" << at % k << "): want "
+                    << int(want[at]) << " got " << int(got[at]);
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(nonzero, 0) << "no codes to compare";
 }
 
 // The suite of this file: GpuTest (skips without a device, one cuBLAS handle per test).

@@ -6,6 +6,8 @@
 //     a probe finds a count again): every result meets native DGEMM's error bound, each emulated
 //     one equals the host reference at the count that ran, a launched count too small for the
 //     data runs the FP64 fallback, and the shape is emulated again within kProbeEvery calls;
+//   - the Karatsuba form's second call (its residue pass writes the band planes of all of B*)
+//     runs its first call's count and gives the host reference's bits;
 //   - behind a 200 ms spinning kernel on the same stream, 4096^3 ozdgemm_dgemm and ozdgemm_zgemm
 //     calls at defaults (after one earlier call of the shape) return while the kernel spins, and
 //     give the bits of that earlier call.
@@ -19,6 +21,7 @@
 #include "auto_fixture.hpp"
 #include "choice_tally.hpp"
 #include "core/moduli.hpp"
+#include "engine/complex_gemm.hpp"
 #include "engine/moduli_history.hpp"
 #include "gpu_fixture.hpp"
 #include "ozdgemm/ozdgemm.h"
@@ -295,6 +298,46 @@ TEST_F(SpeculativeCount, UncertifiedComplexCountRunsTheFp64Fallback) {
       if (!(std::abs(got[j * z.C0.ld + i] - native[j * z.C0.ld + i]) <= bound)) ++bad;
     }
   EXPECT_EQ(bad, 0u);
+}
+
+// The Karatsuba form's speculated call: its residue pass writes the band planes of the whole
+// embedding B* from the first half of each column (launch_residues_and_bands' mirror). The
+// second call of a shape runs the count its first call (the host's choice) certified, and both
+// give the host reference's bits.
+TEST_F(SpeculativeCount, KaratsubaSecondCallGivesTheReferenceBits) {
+  using ozdgemm::detail::complex_form;
+  using ozdgemm::test::zdouble;
+  struct karatsuba_case {
+    char ta, tb;
+    int64_t m, n, k;
+  };
+  const karatsuba_case cases[] = {{'N', 'N', 130, 70, 300}, {'C', 'T', 37, 29, 45}};
+  const ozdgemm_options_t o = ozdgemm_default_options();
+  ozdgemm::detail::set_complex_form_setting(complex_form::karatsuba);
+  for (const karatsuba_case& kc : cases) {
+    const uint64_t seed = 9800 + kc.m + kc.n * 3 + kc.k * 5;
+    ozdgemm::test::zproblem z(kc.ta, kc.tb, ozdgemm::test::phi_zmatrix(kc.m, kc.k, 0.5, seed),
+                              ozdgemm::test::phi_zmatrix(kc.k, kc.n, 0.5, seed + 1), 3,
+                              zdouble(-0.75, 0.5), zdouble(0.25, -1.5), seed + 2);
+    int s_first = -1;
+    ASSERT_EQ(z.run(handle_, o, false, &s_first), OZDGEMM_STATUS_SUCCESS);
+    ASSERT_GE(s_first, kMinModuli);
+    const std::vector<zdouble> want = z.reference(o);
+    for (int call = 0; call < 2; ++call) {
+      z.reset_c();
+      const std::vector<unsigned long long> before = tally_now();
+      ASSERT_EQ(
+          ozdgemm_zgemm(handle_, ozdgemm::test::to_op(kc.ta), ozdgemm::test::to_op(kc.tb), kc.m,
+                        kc.n, kc.k, ozdgemm::test::cu(&z.alpha), ozdgemm::test::cu(z.a.ptr), z.A.ld,
+                        ozdgemm::test::cu(z.b.ptr), z.B.ld, ozdgemm::test::cu(&z.beta),
+                        ozdgemm::test::cu(z.c.ptr), z.C0.ld, o),
+          OZDGEMM_STATUS_SUCCESS);
+      EXPECT_EQ(grown_slot(before, tally_now()), s_first) << kc.m << "x" << kc.n << "x" << kc.k;
+      EXPECT_EQ(ozdgemm::test::differing(z.c.to_host(), want), 0)
+          << kc.m << "x" << kc.n << "x" << kc.k << " call " << call + 2;
+    }
+  }
+  ozdgemm::detail::set_complex_form_setting(complex_form::setting);
 }
 
 using ozdgemm::test::spin_cycles;
