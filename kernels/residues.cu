@@ -1,6 +1,7 @@
 #include "residues.cuh"
 
 #include "band_codes.cuh"
+#include "core/complex_embedding.hpp"
 #include "core/element.hpp"
 #include "planes.cuh"
 #include "residue_table.hpp"
@@ -63,8 +64,7 @@ struct residue_band_gen : residue_gen<false> {
     band_codes::plane_word(c, d, w);
   }
   __device__ int64_t extra_mirror(int64_t v, int64_t l, int64_t k_pad) const {
-    const int64_t partner = v < half_n ? v + half_n : v < 2 * half_n ? v - half_n : v;
-    return partner * k_pad + l + half_k;  // padding vectors past 2 half_n: their own zeros
+    return embedding_partner(v, half_n) * k_pad + l + half_k;
   }
 };
 

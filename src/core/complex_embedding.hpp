@@ -120,6 +120,15 @@ OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, i
   im_col[kh + l] = z.re;
 }
 
+// The column of B* that holds column j's first half again, as its second half, in magnitude:
+// pack_b_element writes Re at (l, j) and (k' + l, n' + j), Im at (l, n' + j) and (k' + l, j).
+// The Karatsuba form's residue pass reads the first halves only and writes each band code also
+// at (k' + l, embedding_partner(j)) (launch_residues_and_bands' mirror). Padding columns past
+// 2n' are their own partners (all zero).
+OZDGEMM_HD int64_t embedding_partner(int64_t j, int64_t nh) {
+  return j < nh ? j + nh : j < 2 * nh ? j - nh : j;
+}
+
 // x y written out as cuBLAS's complex multiply (re = xr yr - xi yi, im = xr yi + xi yr), one
 // product rounded and one fma per part, with the explicit helpers so that neither compiler
 // contracts differently.

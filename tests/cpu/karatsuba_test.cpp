@@ -3,12 +3,14 @@
 // of the INT32 range and at random, and the whole form on the embedding's residue planes
 // (core/complex_embedding.hpp), indexed as engine/emulate.cpp's karatsuba_gemms indexes them:
 // the three products of halves, combined, are congruent to the four-product T = A' B* for
-// every modulus, padding included.
+// every modulus, padding included; and the partner columns of B* whose magnitudes the residue
+// pass's mirrored band codes rely on.
 #include "core/karatsuba.hpp"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -72,6 +74,42 @@ TEST(Karatsuba, PartsAreCongruentToTheCombinationsAndSmall) {
 
 // Small integers as doubles: the pack writes them where the engine's planes take them, and
 // their residues are exact.
+// What the residue pass's mirrored band codes rely on (kernels/residues.cu): in B* as
+// pack_b_element writes it, the first half of column j and the second half of
+// embedding_partner(j) hold the same magnitudes, element by element, and the first halves with
+// their partners' second halves cover every element of B* exactly once.
+TEST(Karatsuba, EveryColumnsFirstHalfIsItsPartnersSecondHalfInMagnitude) {
+  for (const std::array<int64_t, 2>& dims :
+       std::vector<std::array<int64_t, 2>>{{1, 1}, {5, 7}, {16, 33}, {40, 17}}) {
+    const int64_t n = dims[0], k = dims[1];
+    std::mt19937_64 rng(static_cast<uint64_t>(n * 100 + k));
+    std::uniform_real_distribution<double> val(-1.0, 1.0);
+    std::vector<double> b(static_cast<size_t>(2 * k * n));
+    for (double& x : b) x = val(rng);
+    const detail::complex_operand ob =
+        detail::complex_operand_b(detail::op_kind::n, false, b.data(), k);
+    const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
+    const int64_t K = 2 * kh, N = 2 * nh;
+    std::vector<double> bp(static_cast<size_t>(K * N), 1e300);  // every element gets written
+    for (int64_t j = 0; j < nh; ++j)
+      for (int64_t l = 0; l < kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, bp.data());
+    std::vector<int> covered(static_cast<size_t>(K * N), 0);
+    for (int64_t j = 0; j < N; ++j) {
+      const int64_t p = detail::embedding_partner(j, nh);
+      ASSERT_GE(p, 0);
+      ASSERT_LT(p, N);
+      EXPECT_EQ(detail::embedding_partner(p, nh), j) << "the partner's partner";
+      for (int64_t l = 0; l < kh; ++l) {
+        EXPECT_EQ(std::fabs(bp[j * K + l]), std::fabs(bp[p * K + kh + l]))
+            << "n=" << n << " k=" << k << " j=" << j << " l=" << l;
+        ++covered[j * K + l];
+        ++covered[p * K + kh + l];
+      }
+    }
+    for (size_t e = 0; e < covered.size(); ++e) EXPECT_EQ(covered[e], 1) << "element " << e;
+  }
+}
+
 TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
   const modulus_table& tb = detail::moduli_for(kMaxModuli);
   // Plain variables, not a structured binding: the lambdas below capture them (C++17).
