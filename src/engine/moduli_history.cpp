@@ -100,6 +100,12 @@ size_t moduli_history::shapes() {
   return shapes_.size();
 }
 
+void moduli_history::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  shapes_.clear();
+  families_ = {};
+}
+
 moduli_history& process_moduli_history() {
   static auto* h = new moduli_history();
   return *h;

@@ -91,6 +91,9 @@ class moduli_history {
   speculation speculate(const history_key& key);
   static constexpr uint32_t kProbeEvery = 8;
   size_t shapes();
+  // Forgets every shape and family, as in a process that has made no call (tests whose bits
+  // must not depend on what ran before them in the same process).
+  void clear();
 
  private:
   moduli_outlook outlook(const history_key& key, bool counts);

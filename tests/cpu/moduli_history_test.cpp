@@ -126,6 +126,20 @@ TEST(ModuliHistory, IgnoresCountsTheHostDidNotLearn) {
   EXPECT_EQ(h.lookup(shape(512)).shape.total, 2u);
 }
 
+TEST(ModuliHistory, ClearForgetsShapesAndFamilies) {
+  moduli_history h;
+  h.record(shape(1024), 16);
+  h.record(shape(2048, true), 17);
+  ASSERT_EQ(h.speculate(shape(1024)).launch, 16);
+  h.clear();
+  EXPECT_EQ(h.shapes(), 0u);
+  EXPECT_EQ(h.lookup(shape(1024)).family.total, 0u);
+  EXPECT_EQ(h.lookup(shape(2048, true)).family.total, 0u);
+  EXPECT_EQ(h.speculate(shape(1024)).launch, 0) << "a shape's first call chooses on the host";
+  h.record(shape(1024), 14);
+  EXPECT_EQ(h.speculate(shape(1024)).launch, 14);
+}
+
 TEST(ModuliHistory, CountsDecidedCallsSinceTheLastOutcome) {
   moduli_history h;
   h.record(shape(8192), 18);

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/moduli_history.hpp"
+#include "engine/speculation.hpp"
+
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
 #define ASSERT_CUBLAS(call) ASSERT_EQ((call), CUBLAS_STATUS_SUCCESS) << #call
 
@@ -22,7 +25,16 @@ class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!gpu_present()) GTEST_SKIP() << "no CUDA device: GPU test not run (it is not a pass)";
+    forget_learnt_counts();
     ASSERT_CUBLAS(cublasCreate(&handle_));
+  }
+  // A certified eager call launches the largest of its shape's recent counts
+  // (engine/speculation.hpp): each test starts as a fresh process would, so that its bits do not
+  // depend on the data of the tests that ran before it in the same process.
+  static void forget_learnt_counts() {
+    cudaDeviceSynchronize();
+    ozdgemm::detail::harvest_outcomes();
+    ozdgemm::detail::process_moduli_history().clear();
   }
   void TearDown() override {
     if (handle_ != nullptr) cublasDestroy(handle_);
