@@ -148,6 +148,19 @@ __device__ certify_row row_at(const certify_args& a, int64_t ii) {
   return r;
 }
 
+// The scale exponents of slot t (s = t + kMinModuli) that the ratio's factors undo: row `row`'s,
+// and column j's of largest exponent emb, each with the slot's rounding shift (one more where
+// the CRT of s rounds to nearest).
+__device__ int slot_shift(const certify_args& a, int t) {
+  return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
+}
+__device__ int row_scale(const certify_args& a, const certify_row& row, int t) {
+  return a.exps_all_a[t * a.m + row.i] + row.emax + slot_shift(a, t);
+}
+__device__ int col_scale(const certify_args& a, int64_t j, int emb, int t) {
+  return a.exps_all_b[t * a.n + j] + emb + slot_shift(a, t);
+}
+
 __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(certify_args a) {
   constexpr uint32_t kAll = kAllSlots, kLast = kLastSlot;
   __shared__ uint32_t block_open;
@@ -159,8 +172,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
   double pa[kSpan], worst[kSpan];
 #pragma unroll
   for (int t = 0; t < kSpan; ++t) {
-    const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
-    pa[t] = row.live ? pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - sh) : 0.0;
+    pa[t] = row.live ? pow2i(-row_scale(a, row, t)) : 0.0;
     worst[t] = 0.0;
   }
   uint32_t open = kAll;  // the s this thread still evaluates (bit s - kMinModuli)
@@ -182,8 +194,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
 #pragma unroll
     for (int t = 0; t < kSpan; ++t) {
       if (((open >> t) & 1u) == 0) continue;
-      const int sh = static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u);
-      const double pb = pow2i(-(a.exps_all_b[t * a.n + j] + emb) - sh);
+      const double pb = pow2i(-col_scale(a, j, emb, t));
       const double r = certified_ratio_from(row.norm, nb, kd, pa[t], pb, inv_w);
       worst[t] = r > worst[t] ? r : worst[t];
       if (r > a.target) settled |= uint32_t{1} << t;
@@ -274,12 +285,8 @@ __global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(cert
   for (int r = 0; r < kWalkRows; ++r) live |= row_at(a, ii0 + r).live ? 1u << r : 0u;
   const double kd = static_cast<double>(a.k);
   const double tlo = certified_filter_target(a.target);
-  auto shift = [&](int t) { return static_cast<int>((a.nearest_mask >> (t + kMinModuli)) & 1u); };
   auto lowest_open = [&] {
     return __ffs(*static_cast<volatile uint32_t*>(&block_open) | kLast) - 1;
-  };
-  auto factor_a = [&](const certify_row& row, int t) {
-    return pow2i(-(a.exps_all_a[t * a.m + row.i] + row.emax) - shift(t));
   };
   int row_t = -1;                      // the slot of the rows' scaled factors
   certified_row_scaled rf[kWalkRows];  // zero for a row that takes no part
@@ -305,17 +312,16 @@ __global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(cert
       const int t = t0 + x / kWalkCols, q = x % kWalkCols;
       certified_col_scaled f;
       if (col_live[q])
-        f = certified_col_factors(
-            col_nb[q], kd, a.exps_all_b[t * a.n + jt + q] + col_emb[q] + shift(t), col_drop[q]);
+        f = certified_col_factors(col_nb[q], kd, col_scale(a, jt + q, col_emb[q], t), col_drop[q]);
       col_f[t][q] = f;
     }
     __syncthreads();
     if (live == 0) continue;
     const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
     auto ratio = [&](const certify_row& row, int q, int t, double inv_w) {
-      const double pb = pow2i(-(a.exps_all_b[t * a.n + jt + q] + col_emb[q]) - shift(t));
-      return certified_ratio_of(certified_numerator(row.norm, col_nb[q], kd, factor_a(row, t), pb),
-                                inv_w);
+      const double pa = pow2i(-row_scale(a, row, t));
+      const double pb = pow2i(-col_scale(a, jt + q, col_emb[q], t));
+      return certified_ratio_of(certified_numerator(row.norm, col_nb[q], kd, pa, pb), inv_w);
     };
     for (int q0 = 0; q0 < cols; q0 += kWalkBatch) {
       const int lo = lowest_open();  // >= t0: slots are only ever settled
@@ -326,8 +332,7 @@ __global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(cert
           rf[r] = certified_row_scaled{};
           if (((live >> r) & 1u) != 0) {
             const certify_row row = row_at(a, ii0 + r);
-            rf[r] = certified_row_factors(
-                row.norm, a.exps_all_a[lo * a.m + row.i] + row.emax + shift(lo), row.drop);
+            rf[r] = certified_row_factors(row.norm, row_scale(a, row, lo), row.drop);
           }
         }
       }
