@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "core/scaling_rules.hpp"
+#include "dispatch/gpu_rates.hpp"
 #include "support/inputs.hpp"
 
 namespace ozdgemm::test {
@@ -30,6 +34,26 @@ inline detail::gemm_problem make_problem(char transa, char transb, int64_t m, in
                                          int64_t ldc) {
   return detail::gemm_problem{m, n, k, detail::operand_a(to_op(transa), A, lda),
                               detail::operand_b(to_op(transb), B, ldb), C, ldc};
+}
+
+// The GPUs of the docs' tables of predictions (docs/level3.md, docs/performance.md): one of each
+// kind of the published table, and the entry of a label.
+inline constexpr const char* kTableGpus[] = {
+    "A100", "GeForce RTX 4090",      "L40S", "H100 SXM", "H200", "H20", "B200",
+    "B300", "RTX PRO 6000 Blackwell"};
+inline const detail::gpu_spec& published_gpu(const char* label) {
+  const detail::published_table all = detail::published_gpus();
+  for (const detail::gpu_spec* g = all.begin; g != all.end; ++g)
+    if (std::string(g->label) == label) return *g;
+  throw std::runtime_error(std::string("no GPU ") + label);
+}
+
+// A file of the source tree (tests that hold a docs page to the code), empty when unreadable.
+inline std::string source_file(const std::string& relative) {
+  std::ifstream in(std::string(OZDGEMM_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_test_util.hpp"
 #include "cpu/level3_definitions.hpp"
 #include "dispatch/decision.hpp"
 #include "dispatch/gpu_rates.hpp"
@@ -304,18 +304,6 @@ std::string cell(const detail::level3_price& p) {
   return s.str();
 }
 
-// The GPUs of docs/level3.md's table: one of each kind of the published table.
-const char* const kTableGpus[] = {
-    "A100", "GeForce RTX 4090",      "L40S", "H100 SXM", "H200", "H20", "B200",
-    "B300", "RTX PRO 6000 Blackwell"};
-
-const detail::gpu_spec& spec(const char* label) {
-  const detail::published_table all = detail::published_gpus();
-  for (const detail::gpu_spec* g = all.begin; g != all.end; ++g)
-    if (std::string(g->label) == label) return *g;
-  throw std::runtime_error(std::string("no GPU ") + label);
-}
-
 // The table of docs/level3.md: n = 16384, then 4096. SYR2K prices as SYRK, TRMM as TRSM.
 std::string predicted_table() {
   std::ostringstream t;
@@ -325,7 +313,7 @@ std::string predicted_table() {
   for (size_t i = 0; i < std::size(kRoutines); ++i) t << "---:|";
   t << "\n";
   for (const char* gpu : kTableGpus) {
-    const detail::gpu_rates rates = detail::prior_rates(spec(gpu));
+    const detail::gpu_rates rates = detail::prior_rates(published_gpu(gpu));
     for (int64_t n : {16384, 4096}) {
       t << "| " << gpu << " | " << n << " |";
       for (const routine& r : kRoutines)
@@ -341,14 +329,14 @@ std::string predicted_table() {
 // than native as emulated.
 TEST(Level3Price, PredictionsOnPublishedGpus) {
   for (const char* weak : {"GeForce RTX 4090", "H20", "RTX PRO 6000 Blackwell"}) {
-    const detail::gpu_rates rates = detail::prior_rates(spec(weak));
+    const detail::gpu_rates rates = detail::prior_rates(published_gpu(weak));
     for (const routine& r : kRoutines) {
       const detail::level3_price p = r.price(8192, device_quoter(rates, r.complex));
       EXPECT_TRUE(p.pays(0.05)) << weak << " " << r.label;
       EXPECT_GT(p.native_ms / p.blocked_ms, 4.0) << weak << " " << r.label;
     }
   }
-  const detail::gpu_rates h200 = detail::prior_rates(spec("H200"));
+  const detail::gpu_rates h200 = detail::prior_rates(published_gpu("H200"));
   EXPECT_FALSE(kRoutines[0].price(2048, device_quoter(h200, false)).pays(0.05));
   const detail::published_table all = detail::published_gpus();
   for (const detail::gpu_spec* g = all.begin; g != all.end; ++g)
@@ -430,12 +418,10 @@ TEST(Level3Price, TheHooksRule) {
 
 // docs/level3.md quotes the model's table; it must be the model's current one.
 TEST(Level3Price, TheDocsTableIsTheModels) {
-  std::ifstream in(OZDGEMM_SOURCE_DIR "/docs/level3.md");
-  ASSERT_TRUE(in.good()) << "docs/level3.md not found";
-  std::stringstream doc;
-  doc << in.rdbuf();
+  const std::string doc = source_file("docs/level3.md");
+  ASSERT_FALSE(doc.empty()) << "docs/level3.md not found";
   const std::string table = predicted_table();
-  EXPECT_NE(doc.str().find(table), std::string::npos)
+  EXPECT_NE(doc.find(table), std::string::npos)
       << "docs/level3.md does not hold the model's predicted table; it is now:\n"
       << table;
 }
