@@ -86,4 +86,17 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
   return {false, "auto: model predicts native faster at this shape's recent counts", p};
 }
 
+route batch_route(const config& cfg, const route& single, int64_t count) {
+  if (!single.emulate || cfg.mode != run_mode::automatic || count <= 1) return single;
+  const prediction& one = single.predicted;
+  if (!(one.emulated_ms < (1.0 - cfg.auto_margin) * one.native_ms)) return single;  // a trial
+  const double latency = std::min(native_latency_ms(), one.native_ms);
+  const double n = static_cast<double>(count);
+  const prediction all{latency + n * (one.native_ms - latency), n * one.emulated_ms};
+  if (all.emulated_ms < (1.0 - cfg.auto_margin) * all.native_ms)
+    return {true, single.reason, all, single.gate};
+  return {false,
+          "auto: model predicts the native batched routine faster (one emulation per matrix)", all};
+}
+
 }  // namespace ozdgemm::detail

@@ -80,6 +80,14 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work = 1.0,
                    bool karatsuba = false, const moduli_outlook* outlook = nullptr);
 
+// A batch of `count` matrices that the library serves one GEMM each (a GEMM's emulation per
+// matrix), given `single`, the route of one of them. Where auto mode's model chose emulation for
+// the matrix, the whole batch is priced again: the native batched routine pays its fixed cost
+// once (its matrices run together), the emulation its own per matrix; a batch that does not pay
+// runs native. Any other route (blocked, native or emulate mode, the size floor, a trial of the
+// choice, which is not priced faster) is `single`'s. The times of a priced route are the batch's.
+route batch_route(const config& cfg, const route& single, int64_t count);
+
 // Whether auto mode's model decides this call (so that its GPU's rates are worth measuring).
 bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k);
 

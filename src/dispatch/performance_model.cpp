@@ -107,6 +107,8 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli
   return {native * 1e3, emulated_seconds(m, n, k, moduli, mode, reads_c, rates, karatsuba) * 1e3};
 }
 
+double native_latency_ms() { return kNativeLatency * 1e3; }
+
 double choice_ms(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& rates) {
   if (!known(rates) || moduli.is_fixed()) return 0.0;
   return choice_seconds(m, n, k, moduli, rates) * 1e3;

@@ -43,6 +43,10 @@ inline constexpr double kZgemm3mNativeWork = 0.86 * kZgemmNativeWork;
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
                           bool reads_c, const gpu_rates& rates, bool karatsuba = false);
 
+// A native call's fixed cost (launch and cuBLAS's set-up), in ms: a batched native routine pays
+// it once for all its matrices.
+double native_latency_ms();
+
 // The per-call choice's own cost (auto: its stream synchronisation; certified: also its band
 // GEMMs and passes), in ms; 0 for a fixed count or unknown rates.
 double choice_ms(int64_t m, int64_t n, int64_t k, moduli_setting moduli, const gpu_rates& rates);

@@ -83,9 +83,11 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
     if (!servable(x)) return native();
     static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
     const device_request<T>& r = x.first;
-    const char* why = gemm == nullptr ? "libcublas lacks its GEMM" : device_gemm_declines(r);
-    if (why != nullptr) {
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0.0, 0.0, 0.0});
+    const route rt = gemm == nullptr ? route{false, "libcublas lacks its GEMM", {0.0, 0.0}}
+                                     : device_batch_route(r, x.count);
+    if (!rt.emulate) {
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, rt.reason, 0, rt.predicted.native_ms,
+                rt.predicted.emulated_ms, 0.0});
       return native();
     }
     for (int64_t i = 0; i < x.count; ++i) {
@@ -159,17 +161,20 @@ cublasStatus_t serve_pointers(const pointer_batch<T>& x, NativeRange&& native_ra
     if (!valid_matrix(r, x.count) || x.a == nullptr || x.b == nullptr || x.c == nullptr)
       return all();
     static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
-    const char* why = !settings_pointer_batches()
-                          ? "pointer arrays in device memory (OZDGEMM_POINTER_BATCHES=off)"
-                      : gemm == nullptr ? "libcublas lacks its GEMM"
-                                        : device_gemm_declines(r);
+    const route rt =
+        !settings_pointer_batches()
+            ? route{false, "pointer arrays in device memory (OZDGEMM_POINTER_BATCHES=off)", {0, 0}}
+        : gemm == nullptr ? route{false, "libcublas lacks its GEMM", {0.0, 0.0}}
+                          : device_batch_route(r, x.count);
+    const char* why = rt.emulate ? nullptr : rt.reason;
     cudaStream_t stream = nullptr;
     cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
     if (why == nullptr && (cublas_get_stream(r.handle, &stream) != CUBLAS_STATUS_SUCCESS ||
                            cublas_get_pointer_mode(r.handle, &mode) != CUBLAS_STATUS_SUCCESS))
       why = "unreadable handle";
     if (why != nullptr) {
-      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, 0.0, 0.0, 0.0});
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, why, 0, rt.predicted.native_ms,
+                rt.predicted.emulated_ms, 0.0});
       return all();
     }
     const bool device_scalars = mode == CUBLAS_POINTER_MODE_DEVICE;

@@ -194,6 +194,17 @@ route quote(const device_request<T>& r) noexcept {
   }
 }
 
+template <class T>
+route quote_batch(const device_request<T>& r, int64_t count) noexcept {
+  const route single = quote(r);
+  if (!single.emulate) return single;
+  try {
+    return batch_route(settings(), single, count);
+  } catch (...) {
+    return route{false, "internal error", {0.0, 0.0}};
+  }
+}
+
 }  // namespace
 
 cublasStatus_t serve_device(const device_request<double>& r, native_call native,
@@ -206,5 +217,11 @@ cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_cal
 }
 route device_gemm_route(const device_request<double>& r) noexcept { return quote(r); }
 route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept { return quote(r); }
+route device_batch_route(const device_request<double>& r, int64_t count) noexcept {
+  return quote_batch(r, count);
+}
+route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count) noexcept {
+  return quote_batch(r, count);
+}
 
 }  // namespace ozdgemm::detail

@@ -57,6 +57,11 @@ cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_cal
 route device_gemm_route(const device_request<double>& r) noexcept;
 route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept;
 
+// The route of a batch of `count` matrices like `r`, each to be served by serve_device
+// (decision.hpp's batch_route over device_gemm_route). Runs nothing, logs nothing.
+route device_batch_route(const device_request<double>& r, int64_t count) noexcept;
+route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count) noexcept;
+
 // Why serve_device would run `r` natively at its start, or nullptr when it would emulate it.
 template <class T>
 const char* device_gemm_declines(const device_request<T>& r) noexcept {
