@@ -37,13 +37,18 @@ double emulation_seconds(int64_t m, int64_t n, int64_t k, int s, scaling_mode mo
                          const gpu_rates& r, bool karatsuba) {
   const double mp = padded(m), np = padded(n), kp = padded(k);
   double gemms = s * 2.0 * mp * np * kp / r.int8;
-  // The Karatsuba form: three products of the embedding's quarters instead of four, which the
-  // CRT reads and combines (12 bytes per modulus and complex element, two of the m x n real
-  // ones, instead of 8), and its extra passes. 8 bytes per real element and modulus: fitted,
-  // on the side of native, to the H200's times with and without a combination pass of its own
-  // (20 bytes moved per complex element; bench/results/zgemm/README.md, run 7), which the model
-  // priced at 10 and which saved the equivalent of 1.9-3.9 of them.
-  if (karatsuba) gemms = 0.75 * gemms + s * 8.0 * mp * np / r.crt_bw;
+  // The Karatsuba form: three products of the embedding's quarters instead of four. Per modulus
+  // it also sums the residues of the halves of A' and of B* (3 bytes per element of m x k' and
+  // n' x k' at the preparation rate), and its CRT reads three INT32 products per complex element
+  // instead of two (4 more bytes per element of m x n'). On an H100 at ZGEMM 4096^3, s = 15, the
+  // sums took 0.54 ms and the CRT 1.26 ms, about the real CRT's price alone; the 8 bytes per real
+  // element and modulus priced before (fitted to the H200's times of bench/results/zgemm run 7,
+  // when the form had a combination pass of its own) came to 1.9 ms over it, 0.7 ms more than
+  // these terms (bench/results/default, run 17).
+  if (karatsuba) {
+    const double kh = kp / 2, nh = np / 2;
+    gemms = 0.75 * gemms + s * (3.0 * (mp + nh) * kh / r.prep_bw + 4.0 * mp * nh / r.crt_bw);
+  }
   // Each input element: 8-byte reads in every pass (3 passes) and s residue bytes written. The
   // Karatsuba form's passes read the complex operands themselves, m k + k n / 2 real values of
   // the embedding m x n x k (its B holds each entry of B twice): on an H100 its scans and
