@@ -141,12 +141,7 @@ TEST(BatchRoute, PredictionsOnPublishedGpus) {
 }
 
 TEST(BatchRoute, TheDocsTableIsTheModels) {
-  const std::string doc = source_file("docs/performance.md");
-  ASSERT_FALSE(doc.empty()) << "docs/performance.md not found";
-  const std::string table = batch_table();
-  EXPECT_NE(doc.find(table), std::string::npos)
-      << "docs/performance.md does not hold the model's batched table; it is now:\n"
-      << table;
+  EXPECT_TRUE(page_holds("docs/performance.md", batch_table()));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Helpers shared by the CPU tests: building a gemm_problem from BLAS arguments, and exact
-// (GMP) views of the integers the Ozaki pipeline works with. Everything here is derived
-// independently of src/core (frexp/ldexp, GMP), so it can serve as the oracle.
+// Helpers shared by the CPU tests: building a gemm_problem from BLAS arguments, exact (GMP)
+// views of the integers the Ozaki pipeline works with (derived independently of src/core:
+// frexp/ldexp, GMP, so they can serve as the oracle), and the published GPUs and docs pages
+// that the tests of the model's prediction tables read.
 #pragma once
 
 #include <gmpxx.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
@@ -54,6 +56,16 @@ inline std::string source_file(const std::string& relative) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Whether docs page `page` quotes `table` as it is (a table of the model's predictions, which
+// the page must hold as the code computes it now); the failure message prints the table.
+inline ::testing::AssertionResult page_holds(const std::string& page, const std::string& table) {
+  const std::string doc = source_file(page);
+  if (doc.empty()) return ::testing::AssertionFailure() << page << " not found";
+  if (doc.find(table) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << page << " does not hold the model's table; it is now:\n"
+                                       << table;
 }
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
