@@ -27,7 +27,10 @@ struct cublas_error : std::runtime_error {
 };
 
 namespace detail {
+// "file:line: expr failed: detail", the file as the project names it (from its src/, kernels/ or
+// include/ folder on), not where the library was built.
 std::string error_location(const char* file, int line, const char* expr, const char* detail);
+const char* project_path(const char* file);
 void log_ignored_cuda_error(cudaError_t code, const char* file, int line, const char* expr);
 
 // Running out of memory: an allocation failure of CUDA or cuBLAS, or of the host. On a GPU
