@@ -72,8 +72,6 @@ TEST(Karatsuba, PartsAreCongruentToTheCombinationsAndSmall) {
   EXPECT_GT(checked, 100000);
 }
 
-// Small integers as doubles: the pack writes them where the engine's planes take them, and
-// their residues are exact.
 // What the residue pass's mirrored band codes rely on (kernels/residues.cu): in B* as
 // pack_b_element writes it, the first half of column j and the second half of
 // embedding_partner(j) hold the same magnitudes, element by element, and the first halves with
@@ -110,6 +108,8 @@ TEST(Karatsuba, EveryColumnsFirstHalfIsItsPartnersSecondHalfInMagnitude) {
   }
 }
 
+// Small integers as doubles: the pack writes them where the engine's planes take them, and
+// their residues are exact.
 TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
   const modulus_table& tb = detail::moduli_for(kMaxModuli);
   // Plain variables, not a structured binding: the lambdas below capture them (C++17).
