@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/complex_gemm.hpp"
 #include "engine/moduli_history.hpp"
 #include "engine/speculation.hpp"
 
@@ -36,7 +37,10 @@ class GpuTest : public ::testing::Test {
     ozdgemm::detail::harvest_outcomes();
     ozdgemm::detail::process_moduli_history().clear();
   }
+  // A test that sets the complex form and stops at a failed assertion leaves the next test the
+  // process's own form.
   void TearDown() override {
+    ozdgemm::detail::set_complex_form_setting(ozdgemm::detail::complex_form::setting);
     if (handle_ != nullptr) cublasDestroy(handle_);
   }
   cublasHandle_t handle_ = nullptr;

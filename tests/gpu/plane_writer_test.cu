@@ -56,6 +56,32 @@ host_operand make_operand(const shape& sh, uint64_t seed) {
   return h;
 }
 
+// Per vector: its top exponent (encoded, 0 for a zero vector), a scale exponent and a band
+// drop, the statistics the band writers read. drop_of(v) stays in band_drop's range (a few
+// binades below emax).
+struct vector_stats {
+  std::vector<int> emax_enc, exps, drop;
+};
+
+template <class DropOf>
+vector_stats stats_of(const host_operand& h, int64_t nvec, int64_t k, DropOf drop_of) {
+  vector_stats st;
+  st.emax_enc.assign(static_cast<size_t>(nvec), 0);
+  st.exps = st.drop = st.emax_enc;
+  for (int64_t v = 0; v < nvec; ++v) {
+    int emax = detail::kZeroExponent;
+    for (int64_t l = 0; l < k; ++l) {
+      const int ex = detail::exponent_of(h.at(v, l));
+      emax = ex > emax ? ex : emax;
+    }
+    if (emax == detail::kZeroExponent) continue;
+    st.emax_enc[v] = emax + detail::kExponentBias;
+    st.exps[v] = static_cast<int>(30 + v % 40) - emax - 1;
+    st.drop[v] = drop_of(v);
+  }
+  return st;
+}
+
 class PlaneWriter : public GpuTest, public ::testing::WithParamInterface<shape> {};
 
 TEST_P(PlaneWriter, ResiduesMatchHostByteForByte) {
@@ -106,15 +132,7 @@ TEST_P(PlaneWriter, BoundPlaneMatchesHostByteForByte) {
   const shape sh = GetParam();
   const host_operand h = make_operand(sh, 3 + sh.nvec + sh.k * 5);
   const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
-  std::vector<int> emax_enc(static_cast<size_t>(sh.nvec), 0);
-  for (int64_t v = 0; v < sh.nvec; ++v) {
-    int emax = detail::kZeroExponent;
-    for (int64_t l = 0; l < sh.k; ++l) {
-      const int ex = detail::exponent_of(h.at(v, l));
-      emax = ex > emax ? ex : emax;
-    }
-    emax_enc[v] = emax == detail::kZeroExponent ? 0 : emax + detail::kExponentBias;
-  }
+  const std::vector<int> emax_enc = stats_of(h, sh.nvec, sh.k, [](int64_t) { return 0; }).emax_enc;
   device_buffer<double> x(h.data);
   device_buffer<int> enc(emax_enc);
   const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
@@ -145,20 +163,12 @@ TEST_P(PlaneWriter, ResiduesAndBandsMatchHostByteForByte) {
   const shape sh = GetParam();
   const host_operand h = make_operand(sh, 5 + sh.nvec * 3 + sh.k);
   const int64_t nvec_pad = round_up(sh.nvec, detail::kPad), k_pad = round_up(sh.k, detail::kPad);
-  std::vector<int> emax_enc(static_cast<size_t>(sh.nvec), 0), exps(emax_enc), drop(emax_enc);
-  for (int64_t v = 0; v < sh.nvec; ++v) {
-    int emax = detail::kZeroExponent;
-    for (int64_t l = 0; l < sh.k; ++l) {
-      const int ex = detail::exponent_of(h.at(v, l));
-      emax = ex > emax ? ex : emax;
-    }
-    if (emax == detail::kZeroExponent) continue;
-    emax_enc[v] = emax + detail::kExponentBias;
-    exps[v] = static_cast<int>(30 + v % 40) - emax - 1;
-    drop[v] = static_cast<int>(v % 9);  // band_drop's range: a few binades below emax
-  }
+  const vector_stats st =
+      stats_of(h, sh.nvec, sh.k, [](int64_t v) { return static_cast<int>(v % 9); });
+  const std::vector<int>& emax_enc = st.emax_enc;
+  const std::vector<int>& drop = st.drop;
   device_buffer<double> x(h.data);
-  device_buffer<int> enc(emax_enc), e(exps), dr(drop);
+  device_buffer<int> enc(emax_enc), e(st.exps), dr(drop);
   const detail::modulus_table& tb = detail::moduli_for(15);
   const size_t plane = static_cast<size_t>(nvec_pad * k_pad);
   const size_t band_bytes = detail::kCertBands * plane;
@@ -225,20 +235,11 @@ TEST_P(PlaneWriter, MirroredBandsCoverTheWholeEmbedding) {
       const double x = v < nh ? (l < kh ? r : -i) : (l < kh ? i : r);
       h.data[sh.k_contiguous ? v * h.ld + l : l * h.ld + v] = x;
     }
-  std::vector<int> emax_enc(static_cast<size_t>(nvec), 0), exps(emax_enc), drop(emax_enc);
-  for (int64_t v = 0; v < nvec; ++v) {
-    int emax = detail::kZeroExponent;
-    for (int64_t l = 0; l < k; ++l) {
-      const int ex = detail::exponent_of(h.at(v, l));
-      emax = ex > emax ? ex : emax;
-    }
-    if (emax == detail::kZeroExponent) continue;
-    emax_enc[v] = emax + detail::kExponentBias;
-    exps[v] = static_cast<int>(30 + v % 40) - emax - 1;
-    drop[v] = static_cast<int>((v % nh) % 9);  // a column and its partner: the same statistics
-  }
+  // A column and its partner: the same statistics.
+  const vector_stats st =
+      stats_of(h, nvec, k, [nh](int64_t v) { return static_cast<int>((v % nh) % 9); });
   device_buffer<double> x(h.data);
-  device_buffer<int> enc(emax_enc), e(exps), dr(drop);
+  device_buffer<int> enc(st.emax_enc), e(st.exps), dr(st.drop);
   const detail::modulus_table& tb = detail::moduli_for(15);
   const size_t plane = static_cast<size_t>(nvec * k);
   const size_t band_bytes = detail::kCertBands * plane;

@@ -337,7 +337,6 @@ TEST_F(SpeculativeCount, KaratsubaSecondCallGivesTheReferenceBits) {
           << kc.m << "x" << kc.n << "x" << kc.k << " call " << call + 2;
     }
   }
-  ozdgemm::detail::set_complex_form_setting(complex_form::setting);
 }
 
 using ozdgemm::test::spin_cycles;

@@ -81,7 +81,6 @@ class ZgemmGpuChoice : public GpuTest {
  protected:
   void TearDown() override {
     ozdgemm::detail::clear_gpu_choice_override();
-    ozdgemm::detail::set_complex_form_setting(complex_form::setting);
     GpuTest::TearDown();
   }
 };
