@@ -14,6 +14,7 @@
 #include "crt.cuh"
 #include "fallback_gemm.cuh"
 #include "residues.cuh"
+#include "small_trsm.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -50,13 +51,14 @@ gpu_choice_graphs::gpu_choice_graphs() {
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&build_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(cudaStreamCreateWithFlags(&body_, cudaStreamNonBlocking));
   OZDGEMM_CUDA_TRY(upload_chosen_tables(build_));
-  // A speculated call, or a pointer-array batch's packing, is often the first to launch these,
-  // and must not wait for a lazy load.
+  // A speculated call, a pointer-array batch's packing or a TRSM's diagonal solve is often the
+  // first to launch these, and must not wait for a lazy load.
   OZDGEMM_CUDA_TRY(load_choice_kernels());
   OZDGEMM_CUDA_TRY(load_chosen_crt_kernels());
   OZDGEMM_CUDA_TRY(load_fallback_kernels());
   OZDGEMM_CUDA_TRY(load_batch_gather_kernels());
   OZDGEMM_CUDA_TRY(load_residue_band_kernels());
+  OZDGEMM_CUDA_TRY(load_small_trsm_kernels());
   OZDGEMM_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&tally_host_),
                                  sizeof(unsigned long long) * (kMaxModuli + 1),
                                  cudaHostAllocMapped));

@@ -16,6 +16,7 @@
 #include "interpose/level3_model.hpp"
 #include "interpose/real_symbol.hpp"
 #include "level3/blocked.hpp"
+#include "small_trsm.cuh"
 
 namespace ozdgemm::detail {
 namespace {
@@ -132,6 +133,72 @@ cublasStatus_t run_native(void* f, cublasHandle_t h, const triangular_call<T>& x
                                       x.b, x.ldb);
 }
 
+// TRSM on a diagonal block, solved by the library in FP64: halved recursively as the blocked
+// form halves (level3/blocked.hpp) with libcublas's GEMM for the updates, down to blocks of
+// small_trsm_order, which the substitution kernel solves (kernels/small_trsm.cuh). cuBLAS's
+// TRSM on a block of order 64 to 2048 with 16384 right-hand sides takes time proportional to
+// the order (H100: 2.0 ms at 1024, 4.7 ms at 2048: bench/results/level3/README.md), so a
+// diagonal block solved by cuBLAS cost as much as the GEMM updates around it; its own updates
+// here run at GEMM speed. Every operation is FP64 (native GEMM, substitution with the
+// diagonal's reciprocals): the error bound of a blocked TRSM (docs/level3.md); the bits are
+// not cuBLAS's. A leaf the kernel cannot take (a failed launch) runs cuBLAS's TRSM.
+template <class T>
+class diagonal_solver final : public level3_executor<T> {
+ public:
+  diagonal_solver(cublasHandle_t handle, void* gemm, void* trsm)
+      : handle_(handle), gemm_(gemm), trsm_(trsm) {}
+
+  void gemm(trans_kind ta, trans_kind tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+            int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
+    if (status_ == CUBLAS_STATUS_SUCCESS)
+      status_ = reinterpret_cast<gemm_fn>(gemm_)(handle_, op_of(ta), op_of(tb), m, n, k, &alpha, a,
+                                                 lda, b, ldb, &beta, c, ldc);
+  }
+  bool splits(int64_t order, int64_t, int64_t, int64_t) override {
+    return order > small_trsm_order<cu_t<T>>();
+  }
+  // blocked() of a triangular call reaches only native(triangular_call); the other two are
+  // the interface's.
+  void native(const rank_k_call<T>&) override { status_ = CUBLAS_STATUS_INTERNAL_ERROR; }
+  void native(const symm_call<T>&) override { status_ = CUBLAS_STATUS_INTERNAL_ERROR; }
+  void native(const triangular_call<T>& x) override {
+    if (status_ != CUBLAS_STATUS_SUCCESS) return;
+    cudaStream_t stream = nullptr;
+    status_ = cublas_get_stream(handle_, &stream);
+    if (status_ != CUBLAS_STATUS_SUCCESS) return;
+    const small_trsm_args<cu_t<T>> args{x.side == side_kind::left,
+                                        x.uplo == uplo_kind::lower,
+                                        x.trans != trans_kind::n,
+                                        x.trans == trans_kind::c,
+                                        x.diag == diag_kind::unit,
+                                        x.m,
+                                        x.n,
+                                        *cu(&x.alpha),
+                                        cu(x.a),
+                                        x.lda,
+                                        cu(x.b),
+                                        x.ldb};
+    const cudaError_t e = launch_small_trsm(args, stream);
+    if (e == cudaSuccess) return;
+    try {  // after the split nothing may throw (serve)
+      logger().warn(
+          "TRSM diagonal block: the substitution kernel did not launch ({}); cuBLAS's "
+          "TRSM solves it",
+          cudaGetErrorString(e));
+    } catch (...) {
+    }
+    status_ = run_native(trsm_, handle_, x);
+  }
+
+  cublasStatus_t status() const { return status_; }
+
+ private:
+  cublasHandle_t handle_;
+  void* gemm_;
+  void* trsm_;
+  cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
+};
+
 // A GEMM block of shape m x n x k as a request whose route is asked for (nothing runs on it):
 // the route depends on the shape, the handle and the settings only.
 template <class T>
@@ -196,6 +263,17 @@ class device_executor final : public level3_executor<T> {
   template <class Call>
   void run(const Call& x) {
     if (split_ && status_ == CUBLAS_STATUS_SUCCESS) status_ = run_native(native_, handle_, x);
+  }
+  // A TRSM's diagonal blocks: the library's own solve (diagonal_solver).
+  void run(const triangular_call<T>& x) {
+    if (!split_ || status_ != CUBLAS_STATUS_SUCCESS) return;
+    if (!x.solve) {
+      status_ = run_native(native_, handle_, x);
+      return;
+    }
+    diagonal_solver<T> solver(handle_, gemm_, native_);
+    blocked(x, solver);
+    status_ = solver.status();
   }
 
   const char* entry_;

@@ -1,0 +1,143 @@
+#include "launch_common.cuh"
+#include "small_trsm.cuh"
+
+namespace ozdgemm::detail {
+namespace {
+
+constexpr int kThreads = 128;
+
+// The arithmetic of one element type, each operation rounded to nearest (no contraction the
+// compiler could choose differently).
+__device__ __forceinline__ double zero_of(double) { return 0.0; }
+__device__ __forceinline__ double one_of(double) { return 1.0; }
+__device__ __forceinline__ bool is_zero(double x) { return x == 0.0; }
+__device__ __forceinline__ double conj_of(double x) { return x; }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double sub_mul(double x, double t, double y) {  // x - t y
+  return __fma_rn(-t, y, x);
+}
+__device__ __forceinline__ double div(double x, double d) { return __ddiv_rn(x, d); }
+
+__device__ __forceinline__ cuDoubleComplex zero_of(cuDoubleComplex) {
+  return make_cuDoubleComplex(0.0, 0.0);
+}
+__device__ __forceinline__ cuDoubleComplex one_of(cuDoubleComplex) {
+  return make_cuDoubleComplex(1.0, 0.0);
+}
+__device__ __forceinline__ bool is_zero(cuDoubleComplex x) { return x.x == 0.0 && x.y == 0.0; }
+__device__ __forceinline__ cuDoubleComplex conj_of(cuDoubleComplex x) { return cuConj(x); }
+__device__ __forceinline__ cuDoubleComplex mul(cuDoubleComplex a, cuDoubleComplex b) {
+  return make_cuDoubleComplex(__fma_rn(a.x, b.x, -__dmul_rn(a.y, b.y)),
+                              __fma_rn(a.x, b.y, __dmul_rn(a.y, b.x)));
+}
+__device__ __forceinline__ cuDoubleComplex sub_mul(cuDoubleComplex x, cuDoubleComplex t,
+                                                   cuDoubleComplex y) {
+  return make_cuDoubleComplex(__fma_rn(-t.x, y.x, __fma_rn(t.y, y.y, x.x)),
+                              __fma_rn(-t.x, y.y, __fma_rn(-t.y, y.x, x.y)));
+}
+__device__ __forceinline__ cuDoubleComplex div(cuDoubleComplex x, cuDoubleComplex d) {
+  return cuCdiv(x, d);  // scaled: no overflow where the quotient is representable
+}
+
+// The solve as each vector sees it: T y = alpha b with T (order x order) triangular, lower
+// (forward substitution) or upper (backward). T_ij = op(A)_ij on the left, op(A)_ji on the
+// right (X op(A) = B row by row is op(A)^T x = b): A's element (i, j), or (j, i) when `swap`,
+// conjugated for A^H. Vector v's element i is at b + v vec_stride + i elem_stride.
+struct solve_shape {
+  int order;
+  bool swap, forward;
+  int64_t nvec, vec_stride, elem_stride;
+};
+
+template <class T, int N>
+__global__ void __launch_bounds__(kThreads)
+    small_trsm_kernel(small_trsm_args<T> x, solve_shape sh) {
+  __shared__ T t[N][N];  // t[i][j] = T_ij, zero outside the triangle and beyond the order
+  __shared__ T inv[N];   // 1 / T_jj (a call per division would spill x from registers)
+  const T zero = zero_of(x.alpha);
+  for (int e = threadIdx.x; e < N * N; e += kThreads) {
+    const int i = e % N, j = e / N;
+    T v = zero;
+    if (i < sh.order && j < sh.order && (sh.forward ? j <= i : j >= i)) {
+      if (i == j && x.unit) {
+        v = one_of(x.alpha);
+      } else {
+        const int64_t p = sh.swap ? j : i, q = sh.swap ? i : j;
+        v = x.a[p + q * x.lda];
+        if (x.conjugate) v = conj_of(v);
+      }
+    }
+    t[i][j] = v;
+  }
+  __syncthreads();
+  if (threadIdx.x < N) inv[threadIdx.x] = div(one_of(x.alpha), t[threadIdx.x][threadIdx.x]);
+  __syncthreads();
+  const bool no_alpha = is_zero(x.alpha);
+  // One vector per thread and no loop over vectors: in a loop the compiler would keep the
+  // triangle's elements in registers across iterations, and spill.
+  const int64_t v = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (v < sh.nvec) {
+    T* base = x.b + v * sh.vec_stride;
+    T r[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      r[i] = i < sh.order && !no_alpha ? mul(x.alpha, base[i * sh.elem_stride]) : zero;
+    // alpha == 0: X = 0, B not read (BLAS). Column-oriented substitution: once x_j is known,
+    // it leaves every later element's right-hand side (independent updates).
+    if (!no_alpha && sh.forward) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        if (j < sh.order) {
+          if (!x.unit) r[j] = mul(r[j], inv[j]);
+#pragma unroll
+          for (int i = j + 1; i < N; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
+        }
+      }
+    } else if (!no_alpha) {
+#pragma unroll
+      for (int j = N - 1; j >= 0; --j) {
+        if (j < sh.order) {
+          if (!x.unit) r[j] = mul(r[j], inv[j]);
+#pragma unroll
+          for (int i = 0; i < j; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < sh.order) base[i * sh.elem_stride] = r[i];
+  }
+}
+
+template <class T>
+cudaError_t launch(const small_trsm_args<T>& x, cudaStream_t stream) {
+  constexpr int N = static_cast<int>(small_trsm_order<T>());
+  const int64_t order = x.left ? x.m : x.n;
+  if (order < 1 || order > N || x.m < 1 || x.n < 1) return cudaErrorInvalidValue;
+  solve_shape sh{};
+  sh.order = static_cast<int>(order);
+  sh.swap = x.left ? x.transpose : !x.transpose;
+  sh.forward = x.lower != sh.swap;  // T is lower
+  sh.nvec = x.left ? x.n : x.m;
+  sh.vec_stride = x.left ? x.ldb : 1;
+  sh.elem_stride = x.left ? 1 : x.ldb;
+  small_trsm_kernel<T, N><<<grid_dim(sh.nvec, kThreads), kThreads, 0, stream>>>(x, sh);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_small_trsm(const small_trsm_args<double>& x, cudaStream_t stream) {
+  return launch(x, stream);
+}
+cudaError_t launch_small_trsm(const small_trsm_args<cuDoubleComplex>& x, cudaStream_t stream) {
+  return launch(x, stream);
+}
+
+cudaError_t load_small_trsm_kernels() {
+  return load_kernels(
+      small_trsm_kernel<double, static_cast<int>(small_trsm_order<double>())>,
+      small_trsm_kernel<cuDoubleComplex, static_cast<int>(small_trsm_order<cuDoubleComplex>())>);
+}
+
+}  // namespace ozdgemm::detail
