@@ -4,6 +4,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 
@@ -166,6 +167,9 @@ class diagonal_solver final : public level3_executor<T> {
     cudaStream_t stream = nullptr;
     status_ = cublas_get_stream(handle_, &stream);
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
+    // std::complex<double> is 8-byte aligned, cuDoubleComplex 16: copied, not dereferenced.
+    cu_t<T> alpha;
+    std::memcpy(&alpha, &x.alpha, sizeof alpha);
     const small_trsm_args<cu_t<T>> args{x.side == side_kind::left,
                                         x.uplo == uplo_kind::lower,
                                         x.trans != trans_kind::n,
@@ -173,7 +177,7 @@ class diagonal_solver final : public level3_executor<T> {
                                         x.diag == diag_kind::unit,
                                         x.m,
                                         x.n,
-                                        *cu(&x.alpha),
+                                        alpha,
                                         cu(x.a),
                                         x.lda,
                                         cu(x.b),
@@ -228,7 +232,9 @@ class device_executor final : public level3_executor<T> {
   void gemm(trans_kind ta, trans_kind tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
-    const cu_t<T> al = *cu(&alpha), be = *cu(&beta);
+    cu_t<T> al, be;  // copied: cuDoubleComplex is more aligned than std::complex<double>
+    std::memcpy(&al, &alpha, sizeof al);
+    std::memcpy(&be, &beta, sizeof be);
     const device_request<cu_t<T>> r{entry_, handle_, op_of(ta), op_of(tb), m,   n,     k,  &al,
                                     cu(a),  lda,     cu(b),     ldb,       &be, cu(c), ldc};
     auto native = [&] {
