@@ -141,8 +141,12 @@ level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quot
 // The block orders auto mode chooses from when OZDGEMM_LEVEL3_BLOCK is not set, and the one other
 // modes use. Small blocks emulate more of the work and run more, smaller GEMMs: where FP64 is
 // weak the native diagonal blocks would otherwise bound the call (a 256 block leaves 1/64 of a
-// SYRK of order 16384 native, a fifth of the blocked time where emulation is 15x faster).
-inline constexpr int64_t kLevel3Blocks[] = {64, 128, 256, 512, 1024, 2048};
+// SYRK of order 16384 native, a fifth of the blocked time where emulation is 15x faster). Where
+// FP64 is strong the prices of the large orders tie (native blocks at the GEMM rate, GEMMs of
+// depth 2048 barely gaining) and the largest wins: forced on an H100 at order 16384, block
+// 4096 ran DTRSM 1.21x and ZHERK 1.36x native against 1.14x and 1.33x at 2048
+// (bench/results/level3/README.md).
+inline constexpr int64_t kLevel3Blocks[] = {64, 128, 256, 512, 1024, 2048, 4096, 8192};
 inline constexpr int64_t kDefaultLevel3Block = 256;
 
 // The cheapest blocked form over `blocks` (ties: the larger block), each shape quoted once; when
