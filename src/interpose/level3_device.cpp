@@ -164,6 +164,10 @@ class diagonal_solver final : public level3_executor<T> {
   void native(const symm_call<T>&) override { status_ = CUBLAS_STATUS_INTERNAL_ERROR; }
   void native(const triangular_call<T>& x) override {
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
+    if ((x.side == side_kind::left ? x.m : x.n) > small_trsm_order<cu_t<T>>()) {
+      status_ = run_native(trsm_, handle_, x);  // alpha == 0 (blocked() does not split it)
+      return;
+    }
     cudaStream_t stream = nullptr;
     status_ = cublas_get_stream(handle_, &stream);
     if (status_ != CUBLAS_STATUS_SUCCESS) return;

@@ -143,10 +143,10 @@ level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quot
 // weak the native diagonal blocks would otherwise bound the call (a 256 block leaves 1/64 of a
 // SYRK of order 16384 native, a fifth of the blocked time where emulation is 15x faster). Where
 // FP64 is strong the prices of the large orders tie (native blocks at the GEMM rate, GEMMs of
-// depth 2048 barely gaining) and the largest wins: forced on an H100 at order 16384, block
-// 4096 ran DTRSM 1.21x and ZHERK 1.36x native against 1.14x and 1.33x at 2048
-// (bench/results/level3/README.md).
-inline constexpr int64_t kLevel3Blocks[] = {64, 128, 256, 512, 1024, 2048, 4096, 8192};
+// depth 2048 barely gaining) and the largest wins. Forced on an H100 at order 16384 (bench/
+// results/level3/README.md): block 4096 ran DTRSM 1.21x native (2048: 1.14x) and DSYRK 1.48x
+// (1.47x); 8192 ran DSYRK at 1.31x and ZHERK at 1.26x (4096: 1.36x), so the orders stop at 4096.
+inline constexpr int64_t kLevel3Blocks[] = {64, 128, 256, 512, 1024, 2048, 4096};
 inline constexpr int64_t kDefaultLevel3Block = 256;
 
 // The cheapest blocked form over `blocks` (ties: the larger block), each shape quoted once; when
