@@ -5,8 +5,9 @@
 // GEMMs. Each result is checked against the same call on a handle in CUBLAS_PEDANTIC_MATH, which
 // the library forwards unchanged (native cuBLAS): within a normwise tolerance, every element
 // the routine must not write bit for bit untouched (the other triangle, HERK's input, TRMM's B).
-// Also: invalid arguments get cuBLAS's status and write nothing; scalars in device memory
-// (forwarded) give native's result. check_log.sh then finds every entry emulated in the log.
+// Also: calls captured into a CUDA graph (before anything else); invalid arguments get cuBLAS's
+// status and write nothing; scalars in device memory (forwarded) give native's result.
+// check_log.sh then finds every entry emulated in the log.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -269,6 +270,73 @@ void every_routine(cublasHandle_t h, cublasHandle_t nat) {
   triangular<true, cz>("cublasZtrsm_v2", h, nat, cublasZtrsm_v2, cublasZtrsm_v2_64, real_ops, za);
 }
 
+// The call captured into a CUDA graph (global mode) on a stream of its own, then the graph
+// launched once: everything the library enqueues for a split call (GEMM blocks, TRSM's diagonal
+// solve) must be capturable.
+launch captured(launch f) {
+  return [f](cublasHandle_t hh, double* A, double* B, double* C) -> cublasStatus_t {
+    cudaStream_t before = nullptr, s = nullptr;
+    cublasGetStream(hh, &before);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cublasSetStream(hh, s);
+    cublasStatus_t st = CUBLAS_STATUS_EXECUTION_FAILED;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t e = nullptr;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess) {
+      st = f(hh, A, B, C);
+      if (cudaStreamEndCapture(s, &g) != cudaSuccess ||
+          cudaGraphInstantiate(&e, g, 0) != cudaSuccess || cudaGraphLaunch(e, s) != cudaSuccess ||
+          cudaStreamSynchronize(s) != cudaSuccess)
+        st = CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    if (e != nullptr) cudaGraphExecDestroy(e);
+    if (g != nullptr) cudaGraphDestroy(g);
+    cublasSetStream(hh, before);
+    cudaStreamDestroy(s);
+    return st;
+  };
+}
+
+// Captured calls, first in the process (the library's kernels not yet loaded): TRSM on both
+// sides (the diagonal solve's kernels), SYRK.
+void graph_capture(cublasHandle_t h, cublasHandle_t nat) {
+  const double alpha = 0.75, beta = -0.5;
+  const cuDoubleComplex za{0.75, 0.5};
+  const int64_t n = kOrder, m = kOther, k = kDepth;
+  {
+    const auto a = triangular_operand(n, n + 1, false, 7);
+    const auto b = random_doubles(static_cast<size_t>((n + 2) * m), 8);
+    compare("cublasDtrsm_v2 left L N non-unit, captured", h, nat,
+            captured([=](cublasHandle_t hh, double* A, double* B, double*) {
+              return cublasDtrsm_v2(hh, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                    CUBLAS_DIAG_NON_UNIT, int(n), int(m), &alpha, A, int(n + 1), B,
+                                    int(n + 2));
+            }),
+            a, b, {});
+  }
+  {
+    const auto a = triangular_operand(n, n + 1, true, 7);
+    const auto b = random_doubles(static_cast<size_t>((m + 2) * n * 2), 8);
+    compare("cublasZtrsm_v2 right U C unit, captured", h, nat,
+            captured([=](cublasHandle_t hh, double* A, double* B, double*) {
+              return cublasZtrsm_v2(hh, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_C,
+                                    CUBLAS_DIAG_UNIT, int(m), int(n), &za, as<cuDoubleComplex>(A),
+                                    int(n + 1), as<cuDoubleComplex>(B), int(m + 2));
+            }),
+            a, b, {});
+  }
+  {
+    const auto a = random_doubles(static_cast<size_t>(n * k), 1);
+    const auto c = random_doubles(static_cast<size_t>(n * n), 3);
+    compare("cublasDsyrk_v2 L N, captured", h, nat,
+            captured([=](cublasHandle_t hh, double* A, double*, double* C) {
+              return cublasDsyrk_v2(hh, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n), int(k), &alpha,
+                                    A, int(n), &beta, C, int(n));
+            }),
+            a, {}, c);
+  }
+}
+
 // Invalid arguments (cuBLAS's status, nothing written), the trivial calls, and scalars in device
 // memory (forwarded): the same as native.
 void semantics(cublasHandle_t h, cublasHandle_t nat) {
@@ -317,6 +385,7 @@ void semantics(cublasHandle_t h, cublasHandle_t nat) {
 int main() {
   cublasHandle_t h = nullptr, nat = nullptr;
   if (const int status = test_and_native_handles(&h, &nat)) return status;
+  graph_capture(h, nat);
   every_routine(h, nat);
   semantics(h, nat);
   cublasDestroy(h);
