@@ -4,10 +4,11 @@
 //   level3_bench ROUTINE N K [REPS]
 //
 // ROUTINE: dsyrk, zherk, zsyrk, dsyr2k, zher2k (C n x n, depth K), dsymm, zhemm, dtrmm, dtrsm,
-// ztrsm (side left, lower, no transpose: A of order N, B N x K). Data: uniform in [-0.5, 0.5)
-// from a hash of the index; the triangular operand is well conditioned (off-diagonal entries
-// divided by N, diagonal 2). Two untimed calls (the library learns each block shape's count),
-// then REPS (default 5) calls timed with CUDA events. Prints one line:
+// ztrsm (side left, lower, no transpose: A of order N, B N x K), and dgemm, zgemm (C N x N =
+// A B, depth K: the native GEMM the other routines' rates are compared with). Data: uniform in
+// [-0.5, 0.5) from a hash of the index; the triangular operand is well conditioned (off-diagonal
+// entries divided by N, diagonal 2). Two untimed calls (the library learns each block shape's
+// count), then REPS (default 5) calls timed with CUDA events. Prints one line:
 //   routine=dsyrk n=16384 k=16384 median_ms=... min_ms=...
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -79,7 +80,9 @@ int main(int argc, char** argv) {
   const auto* zone = reinterpret_cast<const cuDoubleComplex*>(one);
   const auto* zhalf = reinterpret_cast<const cuDoubleComplex*>(half);
   std::function<cublasStatus_t()> call;
-  const bool rank_k = routine.find("rk") != std::string::npos;
+  // C n x n from operands of n x k (GEMM's B taken k x n from the same buffer).
+  const bool rank_k =
+      routine.find("rk") != std::string::npos || routine.find("gemm") != std::string::npos;
   const size_t nn = static_cast<size_t>(n * n * w), nk = static_cast<size_t>(n * k * w);
   double* a = matrix(rank_k ? nk : nn, 1, routine.find("tr") != std::string::npos ? 1.0 / n : 1.0);
   double* b = matrix(nk, 2);
@@ -100,6 +103,10 @@ int main(int argc, char** argv) {
     call = [&] { return cublasDsyr2k_v2_64(h, L, N, n, k, one, a, n, b, n, half, c, n); };
   else if (routine == "zher2k")
     call = [&] { return cublasZher2k_v2_64(h, L, N, n, k, zone, za, n, zb, n, half, zc, n); };
+  else if (routine == "dgemm")
+    call = [&] { return cublasDgemm_v2_64(h, N, N, n, n, k, one, a, n, b, k, half, c, n); };
+  else if (routine == "zgemm")
+    call = [&] { return cublasZgemm_v2_64(h, N, N, n, n, k, zone, za, n, zb, k, zhalf, zc, n); };
   else if (routine == "dsymm")
     call = [&] {
       return cublasDsymm_v2_64(h, CUBLAS_SIDE_LEFT, L, n, k, one, a, n, b, n, half, c, n);
