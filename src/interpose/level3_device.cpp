@@ -218,9 +218,9 @@ device_request<cu_t<T>> block_request(const char* entry, cublasHandle_t handle, 
 }
 
 // GEMMs through serve_device (emulated where the route says so, libcublas's GEMM otherwise),
-// diagonal blocks on libcublas's routine `native`, all on the caller's handle. Until a block
-// splits nothing runs; then `prepare` (if any) runs once first. After the first failed status
-// nothing more is enqueued.
+// diagonal blocks on libcublas's routine `native` (TRSM's: diagonal_solver), all on the caller's
+// handle. Until a block splits nothing runs; then `prepare` (if any) runs once first. After the
+// first failed status nothing more is enqueued.
 template <class T>
 class device_executor final : public level3_executor<T> {
  public:

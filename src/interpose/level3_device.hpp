@@ -2,7 +2,8 @@
 // the blocking of level3/blocked.hpp on the caller's handle and stream, each off-diagonal GEMM
 // served as a GEMM of the routine's entry (device_gemm.hpp: the route, the certified count, the
 // decision line), the diagonal blocks and every GEMM the route declines on libcublas's own
-// routines. Nothing waits for the GPU beyond what those GEMMs do.
+// routines, except TRSM's diagonal blocks, which the library solves in FP64 (level3_device.cpp,
+// diagonal_solver). Nothing waits for the GPU beyond what those GEMMs do.
 #pragma once
 
 #include <cublas_v2.h>
