@@ -4,11 +4,13 @@
 //   level3_bench ROUTINE N K [REPS]
 //
 // ROUTINE: dsyrk, zherk, zsyrk, dsyr2k, zher2k (C n x n, depth K), dsymm, zhemm, dtrmm, dtrsm,
-// ztrsm (side left, lower, no transpose: A of order N, B N x K), and dgemm, zgemm (C N x N =
-// A B, depth K: the native GEMM the other routines' rates are compared with). Data: uniform in
-// [-0.5, 0.5) from a hash of the index; the triangular operand is well conditioned (off-diagonal
-// entries divided by N, diagonal 2). Two untimed calls (the library learns each block shape's
-// count), then REPS (default 5) calls timed with CUDA events. Prints one line:
+// ztrsm (side left, lower, no transpose: A of order N, B N x K; dtrsm-XYZ and ztrsm-XYZ choose
+// side X = L or R, uplo Y = L or U, trans Z = N, T or C, B K x N on the right), and dgemm,
+// zgemm (C N x N = A B, depth K: the native GEMM the other routines' rates are compared with).
+// Data: uniform in [-0.5, 0.5) from a hash of the index; the triangular operand is well
+// conditioned (off-diagonal entries divided by N, diagonal 2). Two untimed calls (the library
+// learns each block shape's count), then REPS (default 5) calls timed with CUDA events. Prints
+// one line:
 //   routine=dsyrk n=16384 k=16384 median_ms=... min_ms=...
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -93,6 +95,14 @@ int main(int argc, char** argv) {
   auto* zc = reinterpret_cast<cuDoubleComplex*>(c);
   const auto L = CUBLAS_FILL_MODE_LOWER;
   const auto N = CUBLAS_OP_N;
+  // TRSM's flags from the suffix ("dtrsm-RUT"; none: left, lower, no transpose) and B's shape.
+  const size_t dash = routine.find('-');
+  const std::string base = routine.substr(0, dash);
+  const std::string flags = dash == std::string::npos ? "LLN" : routine.substr(dash + 1) + "LLN";
+  const auto side = flags[0] == 'R' ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT;
+  const auto uplo = flags[1] == 'U' ? CUBLAS_FILL_MODE_UPPER : L;
+  const auto trans = flags[2] == 'T' ? CUBLAS_OP_T : flags[2] == 'C' ? CUBLAS_OP_C : N;
+  const int64_t rows = side == CUBLAS_SIDE_LEFT ? n : k, cols = side == CUBLAS_SIDE_LEFT ? k : n;
   if (routine == "dsyrk")
     call = [&] { return cublasDsyrk_v2_64(h, L, N, n, k, one, a, n, half, c, n); };
   else if (routine == "zherk")
@@ -120,15 +130,15 @@ int main(int argc, char** argv) {
       return cublasDtrmm_v2_64(h, CUBLAS_SIDE_LEFT, L, N, CUBLAS_DIAG_NON_UNIT, n, k, one, a, n, b,
                                n, c, n);
     };
-  else if (routine == "dtrsm")  // in place on B: each call solves the previous call's result
+  else if (base == "dtrsm")  // in place on B: each call solves the previous call's result
     call = [&] {
-      return cublasDtrsm_v2_64(h, CUBLAS_SIDE_LEFT, L, N, CUBLAS_DIAG_NON_UNIT, n, k, one, a, n, b,
-                               n);
+      return cublasDtrsm_v2_64(h, side, uplo, trans, CUBLAS_DIAG_NON_UNIT, rows, cols, one, a, n, b,
+                               rows);
     };
-  else if (routine == "ztrsm")
+  else if (base == "ztrsm")
     call = [&] {
-      return cublasZtrsm_v2_64(h, CUBLAS_SIDE_LEFT, L, N, CUBLAS_DIAG_NON_UNIT, n, k, zone, za, n,
-                               zb, n);
+      return cublasZtrsm_v2_64(h, side, uplo, trans, CUBLAS_DIAG_NON_UNIT, rows, cols, zone, za, n,
+                               zb, rows);
     };
   else {
     std::fprintf(stderr, "unknown routine %s\n", routine.c_str());
