@@ -39,6 +39,39 @@ __device__ __forceinline__ cuDoubleComplex div(cuDoubleComplex x, cuDoubleComple
   return cuCdiv(x, d);  // scaled: no overflow where the quotient is representable
 }
 
+// The power 2^k of an exponent in [-1022, 1023].
+__device__ __forceinline__ double pow2(int k) {
+  return __longlong_as_double(static_cast<long long>(k + 1023) << 52);
+}
+// v 2^e for |e| <= 1100, in two exact steps (2^e alone may not be a double).
+__device__ __forceinline__ double scaled(double v, int e) {
+  return __dmul_rn(__dmul_rn(v, pow2(e - e / 2)), pow2(e / 2));
+}
+__device__ __forceinline__ cuDoubleComplex scaled(cuDoubleComplex v, int e) {
+  return make_cuDoubleComplex(scaled(v.x, e), scaled(v.y, e));
+}
+// The exponent e that brings the largest part of a finite, nonzero d into [1, 2) (0 otherwise).
+__device__ __forceinline__ int unit_exponent(double m) {
+  return m == 0.0 || !isfinite(m) ? 0 : -ilogb(m);
+}
+__device__ __forceinline__ int unit_exponent(cuDoubleComplex d) {
+  return unit_exponent(fmax(fabs(d.x), fabs(d.y)));
+}
+// The unused triangle's element that holds the diagonal's exponent e_j (as a double): above the
+// diagonal for a lower triangle (forward), below it for an upper one.
+__device__ __forceinline__ int slot_row(int j, int n, bool forward) {
+  return forward ? (j < n - 1 ? j : 0) : (j > 0 ? j : n - 1);
+}
+__device__ __forceinline__ int slot_col(int j, int n, bool forward) {
+  return forward ? (j < n - 1 ? j + 1 : n - 1) : (j > 0 ? j - 1 : 0);
+}
+__device__ __forceinline__ double real_of(double v) { return v; }
+__device__ __forceinline__ double real_of(cuDoubleComplex v) { return v.x; }
+__device__ __forceinline__ void set_real(double* v, double r) { *v = r; }
+__device__ __forceinline__ void set_real(cuDoubleComplex* v, double r) {
+  *v = make_cuDoubleComplex(r, 0.0);
+}
+
 // The solve as each vector sees it: T y = alpha b with T (order x order) triangular, lower
 // (forward substitution) or upper (backward). T_ij = op(A)_ij on the left, op(A)_ji on the
 // right (X op(A) = B row by row is op(A)^T x = b): A's element (i, j), or (j, i) when `swap`,
@@ -60,8 +93,11 @@ constexpr int kPassRows = 16;
 template <class T, int N, bool Staged>
 __global__ void __launch_bounds__(kThreads)
     small_trsm_kernel(small_trsm_args<T> x, solve_shape sh) {
-  // t[i][j] = T_ij, zero outside the triangle and beyond the order; its diagonal then holds
-  // 1 / T_jj (a call per division would spill x from registers).
+  // t[i][j] = T_ij, zero outside the triangle and beyond the order. Then its diagonal holds
+  // 1 / (T_jj 2^e_j) with e_j bringing T_jj's largest part into [1, 2), and e_j sits in the
+  // unused triangle (slot_row, slot_col): x_j = (r_j / (T_jj 2^e_j)) 2^e_j is then a product by
+  // a reciprocal (a call per division would spill x from registers) that neither overflows nor
+  // loses bits where T_jj is subnormal or near the largest double.
   __shared__ T t[N][N];
   // The staged rows, column c of row i at c ^ i: no padding (it would take the block past 48 KB
   // of shared memory) and no bank conflicts on either side.
@@ -82,8 +118,11 @@ __global__ void __launch_bounds__(kThreads)
     t[i][j] = v;
   }
   __syncthreads();
-  if (threadIdx.x < N)
-    t[threadIdx.x][threadIdx.x] = div(one_of(x.alpha), t[threadIdx.x][threadIdx.x]);
+  if (threadIdx.x < N && !x.unit) {
+    const int j = threadIdx.x, e = unit_exponent(t[j][j]);
+    t[j][j] = div(one_of(x.alpha), scaled(t[j][j], e));
+    set_real(&t[slot_row(j, N, sh.forward)][slot_col(j, N, sh.forward)], e);
+  }
   __syncthreads();
   const bool no_alpha = is_zero(x.alpha);
   // One vector per thread and no loop over vectors: in a loop the compiler would keep the
@@ -127,7 +166,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       if (j < sh.order) {
-        if (!x.unit) r[j] = mul(r[j], t[j][j]);
+        if (!x.unit)
+          r[j] = scaled(mul(r[j], t[j][j]),
+                        static_cast<int>(real_of(t[slot_row(j, N, true)][slot_col(j, N, true)])));
 #pragma unroll
         for (int i = j + 1; i < N; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
       }
@@ -136,7 +177,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = N - 1; j >= 0; --j) {
       if (j < sh.order) {
-        if (!x.unit) r[j] = mul(r[j], t[j][j]);
+        if (!x.unit)
+          r[j] = scaled(mul(r[j], t[j][j]),
+                        static_cast<int>(real_of(t[slot_row(j, N, false)][slot_col(j, N, false)])));
 #pragma unroll
         for (int i = 0; i < j; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
       }

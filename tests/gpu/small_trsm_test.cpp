@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -137,6 +138,85 @@ class SmallTrsm : public GpuTest {};
 TEST_F(SmallTrsm, RealSolvesWithinTheSubstitutionBound) { every_combo<double>(0.75); }
 
 TEST_F(SmallTrsm, ComplexSolvesWithinTheSubstitutionBound) { every_combo<zd>(zd(0.75, -0.5)); }
+
+// Diagonals the reciprocal alone would spoil: subnormal (1 / d overflows); also large ones (a
+// few binades below the largest double, so that B = d y stays finite). A diagonal triangle,
+// B = d y with small integers y (exact), so X must be y to within a few ulps, on the left and
+// the right, real and complex. cuBLAS's result on the real case is printed for comparison.
+template <class T>
+int64_t extreme_case(bool left, cublasHandle_t handle) {
+  const int64_t order = small_trsm_order<cu_t<T>>(), other = 9;
+  const int64_t m = left ? order : other, n = left ? other : order, ld = order + m;
+  const double huge = std::ldexp(1.25, 1019), tiny = std::ldexp(1.5, -1060);
+  std::vector<T> a(static_cast<size_t>(ld * order), T(0.0)), b(static_cast<size_t>(ld * n));
+  std::vector<T> diag(static_cast<size_t>(order)), y(b.size());
+  for (int64_t j = 0; j < order; ++j) {
+    const double mag = j % 3 == 0 ? tiny : j % 3 == 1 ? huge : 0.75;
+    if constexpr (std::is_same_v<T, double>)
+      diag[j] = mag;
+    else
+      diag[j] = T(mag, j % 2 == 0 ? mag / 2 : 0.0);  // exact: halving a subnormal of 2^-1060
+    a[j + j * ld] = diag[j];
+  }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      const size_t at = static_cast<size_t>(i + j * ld);
+      y[at] = T(static_cast<double>(1 + (i + 2 * j) % 7));
+      b[at] = diag[left ? i : j] * y[at];  // exact: a small integer times d
+    }
+  device_buffer<T> da(a), db(b);
+  const small_trsm_args<cu_t<T>> args{left,
+                                      true,
+                                      false,
+                                      false,
+                                      false,
+                                      m,
+                                      n,
+                                      cu_t<T>{},
+                                      reinterpret_cast<const cu_t<T>*>(da.ptr),
+                                      ld,
+                                      reinterpret_cast<cu_t<T>*>(db.ptr),
+                                      ld};
+  small_trsm_args<cu_t<T>> with_one = args;
+  const T one(1.0);
+  std::memcpy(&with_one.alpha, &one, sizeof one);
+  EXPECT_EQ(launch_small_trsm(with_one, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> x = db.to_host();
+  int64_t bad = 0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      const size_t at = static_cast<size_t>(i + j * ld);
+      if (!(std::abs(x[at] - y[at]) <= std::ldexp(std::abs(y[at]), -46)) && ++bad <= 3)
+        ADD_FAILURE() << (left ? "left" : "right") << " (" << i << ", " << j << "): got "
+                      << std::abs(x[at]) << ", want " << std::abs(y[at]);
+    }
+  if constexpr (std::is_same_v<T, double>) {
+    device_buffer<T> dc(b);
+    const double alpha = 1.0;
+    cublasDtrsm(handle, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
+                CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, static_cast<int>(m), static_cast<int>(n), &alpha,
+                da.ptr, static_cast<int>(ld), dc.ptr, static_cast<int>(ld));
+    const std::vector<T> c = dc.to_host();
+    int64_t off = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        const size_t at = static_cast<size_t>(i + j * ld);
+        off += !(std::abs(c[at] - y[at]) <= std::ldexp(std::abs(y[at]), -46));
+      }
+    std::printf("[ small_trsm ] extreme diagonals, %s: cuBLAS's DTRSM off in %lld of %lld\n",
+                left ? "left" : "right", static_cast<long long>(off),
+                static_cast<long long>(m * n));
+  }
+  return bad;
+}
+
+TEST_F(SmallTrsm, ExtremeDiagonalsSolveAsDivisionWould) {
+  for (const bool left : {true, false}) {
+    EXPECT_EQ(extreme_case<double>(left, handle_), 0) << (left ? "left" : "right");
+    EXPECT_EQ(extreme_case<zd>(left, handle_), 0) << (left ? "left" : "right");
+  }
+}
 
 // alpha = 0: X = 0 and B is not read (NaN in B stays out of X); the order above the largest is
 // refused without a launch.
