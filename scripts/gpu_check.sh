@@ -72,14 +72,17 @@ relocate() {
   # The build folder first: it usually lies inside the source folder it came with. The marker
   # keeps a source path that contains the new build path from being rewritten twice.
   local marker=@OZDGEMM_BUILD_DIR@
+  local times=() i
+  for i in "${!files[@]}"; do times[i]=$(stat -c %Y "${files[i]}"); done
   sed -i -e "s|$(sed_pattern "$from_build")|$marker|g" \
          -e "s|$(sed_pattern "$from_source")|$(sed_text "$repo_root")|g" \
          -e "s|$marker|$(sed_text "$build")|g" \
          -e "s|include(\"[^\"]*/GoogleTestAddTests\.cmake\")|include(\"$(sed_text "$build")/cmake-modules/GoogleTestAddTests.cmake\")|" \
          "${files[@]}"
-  # The lists of GoogleTests were made where the binaries were built: newer than the binaries,
-  # so ctest uses them rather than running discovery again.
-  find "$build" -name '*_tests.cmake' -not -path '*/CMakeFiles/*' -exec touch {} +
+  # Each file keeps its time, so that ctest's rule for the lists of GoogleTests still holds: a
+  # list newer than its binary is used as it is, an older one (a test added since ctest last ran
+  # where the build was made) is made again here from the binary.
+  for i in "${!files[@]}"; do touch -d "@${times[i]}" "${files[i]}"; done
   printf '%s %s\n' "$build" "$repo_root" > "$build/relocated.txt"
 }
 relocate
