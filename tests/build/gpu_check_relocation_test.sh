@@ -3,7 +3,8 @@
 # CMake's GoogleTestAddTests.cmake must point at the build folder's copy (cmake-modules/)
 #   (a) when the build and source paths differ from the configuring machine's;
 #   (b) when they are the same but that machine's CMake module is missing here (another CMake);
-# and stay as they are (c) when the paths are the same and the module is present.
+# and stay as they are (c) when the paths are the same and the module is present; (d) every
+# relocated file keeps its time, so that ctest makes a list older than its binary again.
 #   gpu_check_relocation_test.sh REPO_ROOT
 set -euo pipefail
 repo=$(cd "$1" && pwd)
@@ -47,5 +48,24 @@ b=$tmp/same-paths-same-cmake
 make_build "$b" "$b" "$tmp/cmake/GoogleTestAddTests.cmake"
 mkdir -p "$tmp/cmake" && touch "$tmp/cmake/GoogleTestAddTests.cmake"
 check same-cmake "$b" "include(\"$tmp/cmake/GoogleTestAddTests.cmake\")"
+
+b=$tmp/times
+make_build "$b" /elsewhere/build /elsewhere/cmake/Modules/GoogleTestAddTests.cmake
+printf 'add_test(x x)\n' > "$b/tests/gpu/tests[1]_tests.cmake"
+touch -d @1000000000 "$b/tests/gpu/tests[1]_tests.cmake"
+touch -d @1000000100 "$b/tests/gpu/tests[1]_include.cmake"
+OZDGEMM_BUILD_DIR=$b OZDGEMM_OUT=$tmp/out-times "$repo/scripts/gpu_check.sh" unit \
+  > "$tmp/times.log" 2>&1 || true
+for f in "tests[1]_tests.cmake:1000000000" "tests[1]_include.cmake:1000000100"; do
+  got=$(stat -c %Y "$b/tests/gpu/${f%%:*}")
+  if [[ $got == "${f##*:}" ]]; then
+    echo "ok   times: ${f%%:*} kept its time"
+  else
+    echo "FAIL times: ${f%%:*} at $got, want ${f##*:}"
+    failed=1
+  fi
+done
+grep -q "$b/cmake-modules/" "$b/tests/gpu/tests[1]_include.cmake" ||
+  { echo "FAIL times: the include was not relocated"; failed=1; }
 
 exit "$failed"
