@@ -19,10 +19,11 @@ TEST(ErrorLocation, NamesTheFileFromTheProjectsFolder) {
   EXPECT_STREQ(detail::project_path("/home/me/src/ozdgemm/src/common/error.cpp"),
                "src/common/error.cpp");
   EXPECT_STREQ(detail::project_path("/home/me/src/ozdgemm/kernels/crt.cu"), "kernels/crt.cu");
-  // Already relative, or outside the project's folders: as given.
+  // Already relative, or with none of the folders: as given. Any include/ counts as the
+  // project's (a system header's path is cut there too).
   EXPECT_STREQ(detail::project_path("src/api/status.cpp"), "src/api/status.cpp");
-  EXPECT_STREQ(detail::project_path("/usr/include/x.h"), "include/x.h");
   EXPECT_STREQ(detail::project_path("main.cpp"), "main.cpp");
+  EXPECT_STREQ(detail::project_path("/usr/include/x.h"), "include/x.h");
 }
 
 }  // namespace
