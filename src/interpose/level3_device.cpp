@@ -11,6 +11,8 @@
 #include "common/cublas_api.hpp"
 #include "common/logging.hpp"
 #include "dispatch/call_log.hpp"
+#include "dispatch/gpu_model.hpp"
+#include "dispatch/level3_efficiency.hpp"
 #include "dispatch/settings.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
@@ -23,6 +25,16 @@ namespace ozdgemm::detail {
 namespace {
 
 using zd = std::complex<double>;
+
+// How fast the native routines run on the current GPU, the one the call's blocks run on.
+native_efficiency efficiency_here() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return native_efficiency{};
+  }
+  return level3_native_efficiency(model_of_device(device, calibrate_mode::off).id.cc_major);
+}
 
 // cuBLAS's element type of T.
 template <class T>
@@ -318,7 +330,7 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
         [&](int64_t m, int64_t n, int64_t k) {
           return device_gemm_route(block_request<T>(entry, handle, m, n, k));
         },
-        &rec);
+        &rec, cfg.mode == run_mode::native ? native_efficiency{} : efficiency_here());
     rec.reason = plan.declined;
     if (rec.reason == nullptr) {
       device_executor<T> ex(entry, handle, plan.block, native, gemm, std::move(prepare));

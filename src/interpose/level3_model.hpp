@@ -25,9 +25,11 @@ struct level3_plan {
 // the large orders are much faster (kDefaultLevel3Block where the model has no times). Native
 // mode never splits. The executors then split at the plan's block as their GEMM routes say.
 // route_of(m, n, k): the route of a GEMM of that shape at the call's site, running nothing. rec
-// gets the two predictions when x was priced.
+// gets the two predictions when x was priced. efficiency: how fast the native routines run on
+// the call's GPU (dispatch/level3_efficiency.hpp).
 template <class Call, class RouteOf>
-level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, call_record* rec) {
+level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, call_record* rec,
+                        const native_efficiency& efficiency = {}) {
   if (cfg.mode == run_mode::native || (cfg.mode == run_mode::emulate && cfg.level3_block > 0))
     return {nullptr, cfg.level3_block > 0 ? cfg.level3_block : kDefaultLevel3Block};
   const gemm_quoter quote = [&](int64_t m, int64_t n, int64_t k) {
@@ -36,8 +38,9 @@ level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, ca
     return gemm_quote{declined, rt.predicted.native_ms, rt.predicted.emulated_ms};
   };
   const int64_t set[] = {cfg.level3_block};
-  const level3_price p = cfg.level3_block > 0 ? cheapest_blocked(x, set, quote)
-                                              : cheapest_blocked(x, kLevel3Blocks, quote);
+  const level3_price p = cfg.level3_block > 0
+                             ? cheapest_blocked(x, set, quote, efficiency)
+                             : cheapest_blocked(x, kLevel3Blocks, quote, efficiency);
   if (!p.splits) return {nullptr, p.block};  // the executors come to the same, and say why
   rec->predicted_native_ms = p.native_ms;
   rec->predicted_emulated_ms = p.blocked_ms;

@@ -50,12 +50,40 @@ double native_share(const triangular_call<T>& x) {
   return ka > 0 ? (ka + 1.0) / (2.0 * ka) : 0.5;
 }
 
+// How fast each native routine does its share of the work, as a fraction of the native GEMM's
+// rate on the same GPU (1: GEMM's rate). cuBLAS's SYRK and TRSM run well below it (docs/level3.md,
+// "When a call is emulated"); a routine priced at GEMM's rate is predicted faster than it is, which
+// keeps calls native that the blocked form would speed up. level3_native_efficiency
+// (dispatch/level3_efficiency.hpp) has the measured values; the default prices every routine at
+// GEMM's rate, which favours native.
+struct native_efficiency {
+  double syrk = 1.0;   // real SYRK and SYRKX
+  double trsm = 1.0;   // real TRSM
+  double herk = 1.0;   // complex SYRK, HERK, SYRKX, HERKX
+  double ztrsm = 1.0;  // complex TRSM
+};
+
+template <class T>
+double efficiency_of(const rank_k_call<T>& x, const native_efficiency& e) {
+  if (x.two()) return 1.0;  // SYR2K, HER2K: not measured
+  return std::is_same_v<T, double> ? e.syrk : e.herk;
+}
+template <class T>
+double efficiency_of(const symm_call<T>&, const native_efficiency&) {
+  return 1.0;  // not measured
+}
+template <class T>
+double efficiency_of(const triangular_call<T>& x, const native_efficiency& e) {
+  if (!x.solve) return 1.0;  // TRMM: not measured
+  return std::is_same_v<T, double> ? e.trsm : e.ztrsm;
+}
+
 // The native routine's predicted time on call x, in ms.
 template <class Call>
-double native_ms(const Call& x, const gemm_quoter& quote) {
+double native_ms(const Call& x, const gemm_quoter& quote, const native_efficiency& e = {}) {
   int64_t m = 0, n = 0, k = 0;
   gemm_shape(x, &m, &n, &k);
-  return native_share(x) * quote(m, n, k).native_ms;
+  return native_share(x) * quote(m, n, k).native_ms / efficiency_of(x, e);
 }
 
 // A quoter that asks `quote` once per shape: the blocked forms of one call at every block size
@@ -85,7 +113,8 @@ class memo_quoter {
 template <class T>
 class pricing_executor final : public level3_executor<T> {
  public:
-  pricing_executor(int64_t block, const gemm_quoter& quote) : block_(block), quote_(quote) {}
+  pricing_executor(int64_t block, const gemm_quoter& quote, const native_efficiency& e)
+      : block_(block), quote_(quote), efficiency_(e) {}
 
   void gemm(trans_kind, trans_kind, int64_t m, int64_t n, int64_t k, T, const T*, int64_t, const T*,
             int64_t, T, T*, int64_t) override {
@@ -109,11 +138,12 @@ class pricing_executor final : public level3_executor<T> {
  private:
   template <class Call>
   void add(const Call& x) {
-    if (split_) ms_ += native_ms(x, quote_);
+    if (split_) ms_ += native_ms(x, quote_, efficiency_);
   }
 
   int64_t block_;
   const gemm_quoter& quote_;
+  native_efficiency efficiency_;
   bool split_ = false;
   const char* why_ = "small or trivial call";
   double ms_ = 0.0;
@@ -131,11 +161,12 @@ struct level3_price {
 };
 
 template <class Call>
-level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quote) {
+level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quote,
+                           const native_efficiency& e = {}) {
   using T = std::remove_const_t<std::remove_pointer_t<decltype(x.a)>>;
-  pricing_executor<T> ex(block, quote);
+  pricing_executor<T> ex(block, quote, e);
   blocked(x, ex);
-  return {ex.split(), ex.why(), ex.ms(), native_ms(x, quote), block};
+  return {ex.split(), ex.why(), ex.ms(), native_ms(x, quote, e), block};
 }
 
 // The block orders auto mode chooses from when OZDGEMM_LEVEL3_BLOCK is not set, and the one other
@@ -152,13 +183,14 @@ inline constexpr int64_t kDefaultLevel3Block = 256;
 // The cheapest blocked form over `blocks` (ties: the larger block), each shape quoted once; when
 // none splits, the first one's answer.
 template <class Call, class Blocks>
-level3_price cheapest_blocked(const Call& x, const Blocks& blocks, const gemm_quoter& quote) {
+level3_price cheapest_blocked(const Call& x, const Blocks& blocks, const gemm_quoter& quote,
+                              const native_efficiency& e = {}) {
   memo_quoter memo(quote);
   const gemm_quoter once = [&memo](int64_t m, int64_t n, int64_t k) { return memo(m, n, k); };
   level3_price best{};
   bool first = true;
   for (const int64_t b : blocks) {
-    const level3_price p = price_blocked(x, b, once);
+    const level3_price p = price_blocked(x, b, once, e);
     if (first || (p.splits && (!best.splits || p.blocked_ms <= best.blocked_ms))) best = p;
     first = false;
   }
