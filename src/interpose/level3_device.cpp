@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/cublas_api.hpp"
 #include "common/logging.hpp"
@@ -93,6 +96,18 @@ const char* native_name(const triangular_call<T>& x) {
   constexpr bool real = std::is_same_v<T, double>;
   if (x.solve) return real ? "cublasDtrsm_v2_64" : "cublasZtrsm_v2_64";
   return real ? "cublasDtrmm_v2_64" : "cublasZtrmm_v2_64";
+}
+
+// libcublas's routine `name` (a literal of native_name's or a GEMM's), looked up once per name:
+// a lookup costs microseconds, which a small call would feel. A missing routine stays missing.
+void* next_routine(const char* name) {
+  static std::mutex mutex;
+  static std::vector<std::pair<const char*, void*>> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& [n, p] : found)
+    if (std::strcmp(n, name) == 0) return p;
+  found.emplace_back(name, resolve_next(name, kCublasLibrary));
+  return found.back().second;
 }
 
 // The routines' signatures, scalars and matrices untyped (pointers of every type pass alike).
@@ -314,9 +329,9 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
            cublasStatus_t* status) noexcept {
   try {
     // Every routine a block may run must exist before anything is enqueued.
-    void* const gemm = resolve_next(
-        std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64", kCublasLibrary);
-    void* const native = resolve_next(native_name(x), kCublasLibrary);
+    void* const gemm =
+        next_routine(std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64");
+    void* const native = next_routine(native_name(x));
     call_record rec{entry, 0, 0, 0, outcome::native, nullptr, 0, 0.0, 0.0, 0.0};
     gemm_shape(x, &rec.m, &rec.n, &rec.k);
     if (gemm == nullptr || native == nullptr) {

@@ -41,7 +41,9 @@ level3_plan plan_level3(const Call& x, const config& cfg, RouteOf&& route_of, ca
   const level3_price p = cfg.level3_block > 0
                              ? cheapest_blocked(x, set, quote, efficiency)
                              : cheapest_blocked(x, kLevel3Blocks, quote, efficiency);
-  if (!p.splits) return {nullptr, p.block};  // the executors come to the same, and say why
+  // The executors would come to the same reason; saying it here spares asking the GEMM route of
+  // the top block again, which a small call would feel.
+  if (!p.splits) return {p.why, p.block};
   rec->predicted_native_ms = p.native_ms;
   rec->predicted_emulated_ms = p.blocked_ms;
   if (cfg.mode == run_mode::emulate)
