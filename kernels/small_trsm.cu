@@ -158,17 +158,20 @@ __global__ void __launch_bounds__(kThreads)
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      r[i] = i < sh.order && !no_alpha && mine ? mul(x.alpha, base[i * sh.elem_stride]) : zero;
+      r[i] = i < sh.order && !no_alpha ? mul(x.alpha, base[i * sh.elem_stride]) : zero;
   }
+  // x_j = (r_j / (T_jj 2^e_j)) 2^e_j, with the reciprocal and e_j set up above.
+  const auto divide = [&](int j, bool forward) {
+    const int e = static_cast<int>(real_of(t[slot_row(j, N, forward)][slot_col(j, N, forward)]));
+    r[j] = scaled(mul(r[j], t[j][j]), e);
+  };
   // alpha == 0: X = 0, B not read (BLAS). Column-oriented substitution: once x_j is known, it
   // leaves every later element's right-hand side (independent updates).
   if (!no_alpha && sh.forward) {
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       if (j < sh.order) {
-        if (!x.unit)
-          r[j] = scaled(mul(r[j], t[j][j]),
-                        static_cast<int>(real_of(t[slot_row(j, N, true)][slot_col(j, N, true)])));
+        if (!x.unit) divide(j, true);
 #pragma unroll
         for (int i = j + 1; i < N; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
       }
@@ -177,9 +180,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = N - 1; j >= 0; --j) {
       if (j < sh.order) {
-        if (!x.unit)
-          r[j] = scaled(mul(r[j], t[j][j]),
-                        static_cast<int>(real_of(t[slot_row(j, N, false)][slot_col(j, N, false)])));
+        if (!x.unit) divide(j, false);
 #pragma unroll
         for (int i = 0; i < j; ++i) r[i] = sub_mul(r[i], t[i][j], r[j]);
       }
@@ -200,7 +201,7 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
       }
     }
-  } else if (mine) {
+  } else {  // an unstaged thread without a vector has returned
 #pragma unroll
     for (int i = 0; i < N; ++i)
       if (i < sh.order) base[i * sh.elem_stride] = r[i];
