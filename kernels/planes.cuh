@@ -68,9 +68,14 @@ template <bool KContig, class Gen>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                       int64_t k_write, int64_t plane_size, const double* alpha_dev, Gen gen,
-                      int nplanes, const int* nplanes_dev, int8_t* out) {
+                      int nplanes, const int* nplanes_dev, int8_t* out, int64_t batch_stride) {
   if (nplanes_dev != nullptr) nplanes = *nplanes_dev;
   if (nplanes == 0) return;  // uniform: before any barrier
+  // A batch (operand_vectors::batch): blockIdx.z is the operand, its planes laid out as one
+  // call's, nplanes planes after the previous operand's; Gen sees its vector v as z nvec + v.
+  x.ptr += blockIdx.z * batch_stride;
+  out += blockIdx.z * (nplanes * plane_size);
+  const int64_t vbase = blockIdx.z * nvec;
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
   // 32 vectors) and the run reads (8 vectors x 2 runs per half-warp) are free of bank
   // conflicts.
@@ -128,7 +133,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
 #pragma unroll
       for (int d = 0; d < extra_planes_of<Gen>::value; ++d, o += plane_size) {
         uint32_t w[2];
-        gen.extra(x, v < nvec ? v : 0, d, w);
+        gen.extra(x, vbase + (v < nvec ? v : 0), d, w);
         *reinterpret_cast<uint2*>(o) = make_uint2(w[0], w[1]);
         if constexpr (mirrors_extra<Gen>::value) {
           *reinterpret_cast<uint2*>(o2) = make_uint2(w[0], w[1]);
@@ -136,7 +141,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
         }
       }
     }
-    const typename Gen::vec vc = gen.vector(v < nvec ? v : 0);  // padding rows hold zeros
+    const typename Gen::vec vc = gen.vector(vbase + (v < nvec ? v : 0));  // padding: zeros
     typename Gen::state st[kPlaneRun];
     bool narrow = true;
 #pragma unroll
@@ -167,22 +172,24 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   }
 }
 
-// k_written: operand_vectors::k_written (0: k_pad).
+// k_written: operand_vectors::k_written (0: k_pad); batch, batch_stride: operand_vectors' (batch
+// <= 65535, a grid dimension; a batch needs the count on the host: nplanes_dev null).
 template <class Gen>
 void launch_plane_tiles(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                         const double* alpha_dev, const Gen& gen, int nplanes, int8_t* out,
                         cudaStream_t stream, const int* nplanes_dev = nullptr,
-                        int64_t k_written = 0) {
+                        int64_t k_written = 0, int64_t batch = 1, int64_t batch_stride = 0) {
   const int64_t kw = k_written > 0 ? k_written : k_pad;
-  const dim3 grid(grid_dim(kw, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
+  const dim3 grid(grid_dim(kw, kTileK), grid_dim(nvec_pad, kTileVecs, 65535),
+                  static_cast<unsigned>(batch));
   if (x.k_contiguous)
-    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
-                                                               nvec_pad * k_pad, alpha_dev, gen,
-                                                               nplanes, nplanes_dev, out);
+    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, kw, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev,
+        out, batch_stride);
   else
-    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
-                                                                nvec_pad * k_pad, alpha_dev, gen,
-                                                                nplanes, nplanes_dev, out);
+    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, kw, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev,
+        out, batch_stride);
 }
 
 }  // namespace ozdgemm::detail

@@ -101,7 +101,7 @@ void launch_residues(const operand_vectors& v, const int* exps, const modulus_ta
                      bool nearest, int8_t* planes, cudaStream_t stream) {
   launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
                      residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0}, tb.s,
-                     planes, stream, nullptr, v.k_written);
+                     planes, stream, nullptr, v.k_written, v.batch, v.batch_stride);
 }
 
 void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,

@@ -326,12 +326,14 @@ void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned
 
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
                         cudaStream_t stream) {
-  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_op{emax_enc, flags}, stream);
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_op{emax_enc, flags}, stream, v.batch,
+              v.batch_stride);
 }
 
 void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,
                       cudaStream_t stream) {
-  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_op{emax_enc, sum_q2}, stream);
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_op{emax_enc, sum_q2}, stream, v.batch,
+              v.batch_stride);
 }
 
 void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
