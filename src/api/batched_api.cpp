@@ -169,10 +169,10 @@ ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOp
 }  // namespace
 
 strided_batch_result dgemm_strided_batch_device(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
-    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
-    int64_t stride_c, int64_t count, const ozdgemm_options_t& options) noexcept {
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t count, const ozdgemm_options_t& options) noexcept {
   strided_batch_result out;
   try {
     checked_args args;
@@ -221,8 +221,8 @@ strided_batch_result dgemm_strided_batch_device(
                      nullptr,
                      nullptr};
     call.int8_gemm = gemm;
-    const batch_dims dims{m, n, k, args.moduli.count(), count > 1 && stride_a == 0,
-                          count > 1 && stride_b == 0, gemm};
+    const batch_dims dims{
+        m, n, k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0, gemm};
     out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
     size_t bytes = 0;
     if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {
@@ -248,9 +248,10 @@ strided_batch_result dgemm_strided_batch_device(
   } catch (const std::exception& e) {
     out.declined = "batched engine failed";
     try {
-      logger().warn("strided batch: the batched engine failed after {} matrices ({}); the rest "
-                    "run matrix by matrix",
-                    out.done, e.what());
+      logger().warn(
+          "strided batch: the batched engine failed after {} matrices ({}); the rest "
+          "run matrix by matrix",
+          out.done, e.what());
     } catch (...) {
     }
   } catch (...) {

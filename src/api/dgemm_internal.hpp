@@ -69,10 +69,10 @@ struct strided_batch_result {
 // bit. Nothing is enqueued for a declined batch; a chunk that throws or is refused by the
 // workspace limits ends the loop (logged), C of its matrices untouched. Never throws.
 strided_batch_result dgemm_strided_batch_device(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
-    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
-    int64_t stride_c, int64_t count, const ozdgemm_options_t& options) noexcept;
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t count, const ozdgemm_options_t& options) noexcept;
 
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.

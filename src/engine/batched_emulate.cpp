@@ -158,15 +158,15 @@ void batch_gemms(const device_gemm_batch& b, const batch_layout& L, const int8_g
     }
     auto issue = [&](int64_t a_off, int64_t b_off, int64_t c_off, int64_t count, int64_t sa,
                      int64_t sb, int64_t sc) {
-      const lt_gemm_shape shape{L.m_pad, L.n_pad, klen, L.k_pad,
-                                L.k_pad, L.m_pad, static_cast<int>(count), sa,
-                                sb,      sc};
+      const lt_gemm_shape shape{
+          L.m_pad, L.n_pad, klen, L.k_pad, L.k_pad, L.m_pad, static_cast<int>(count), sa, sb, sc};
       int8_gemm_views(g, shape, L.res_a + a_off + k0, L.res_b + b_off + k0, L.prod + c_off, acc);
     };
     if (small && L.qa > 1 && L.qb > 1) {
       issue(0, 0, 0, b.count * s, mk, nk, mn);
     } else if (small && b.count < s) {
-      for (int64_t i = 0; i < b.count; ++i) issue(i * step_a, i * step_b, i * s * mn, s, mk, nk, mn);
+      for (int64_t i = 0; i < b.count; ++i)
+        issue(i * step_a, i * step_b, i * s * mn, s, mk, nk, mn);
     } else {
       for (int t = 0; t < s; ++t) issue(t * mk, t * nk, t * mn, b.count, step_a, step_b, s * mn);
     }
@@ -259,8 +259,7 @@ int enqueue_batched_emulation(const device_gemm_batch& b, void* workspace) {
 
   // 4. Reduction + CRT + inverse scaling + alpha/beta, C_i at C + i stride_c; Inf/NaN rows and
   // columns re-read A_i and B_i.
-  const crt_args args{L.prod,    L.m_pad,   L.n_pad, L.exp_a, L.exp_b,
-                      L.flags_a, L.flags_b, p.a,     p.b};
+  const crt_args args{L.prod, L.m_pad, L.n_pad, L.exp_a, L.exp_b, L.flags_a, L.flags_b, p.a, p.b};
   const crt_batch cb{b.count,
                      tb.s * L.m_pad * L.n_pad,
                      L.qa > 1 ? p.m : 0,

@@ -94,9 +94,10 @@ int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, in
                                      count, o);
     }
     if (b.done == 0) {
-      logger().debug("{}: {} matrices of m={} n={} k={}: not for the batched engine ({}); "
-                     "served matrix by matrix",
-                     r.entry, count, r.m, r.n, r.k, b.declined);
+      logger().debug(
+          "{}: {} matrices of m={} n={} k={}: not for the batched engine ({}); "
+          "served matrix by matrix",
+          r.entry, count, r.m, r.n, r.k, b.declined);
       return 0;
     }
     const double seconds =

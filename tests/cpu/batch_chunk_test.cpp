@@ -75,8 +75,8 @@ TEST(BatchChunk, GrowsWithTheBatchAndShrinksForABroadcastOperand) {
 
 TEST(BatchChunk, OverflowIsFalseNotAWrappedSize) {
   size_t b = 1;
-  const batch_dims huge{detail::kMaxDim, detail::kMaxDim, detail::kMaxDim, 20, false, false,
-                        int8_gemm_backend::cublas};
+  const batch_dims huge{detail::kMaxDim, detail::kMaxDim, detail::kMaxDim,          20,
+                        false,           false,           int8_gemm_backend::cublas};
   EXPECT_FALSE(detail::batched_emulation_workspace_bytes(huge, 1, &b));
   EXPECT_EQ(b, 0u);
   const batch_dims wide{1 << 21, 1 << 21, 16, 20, false, false, int8_gemm_backend::cublas};
@@ -116,21 +116,21 @@ TEST(BatchChunk, ScopeOfTheEngine) {
   using detail::moduli_setting;
   using detail::scaling_mode;
   const auto lt = int8_gemm_backend::lt;
-  EXPECT_EQ(detail::batch_engine_refusal(64, 64, 64, moduli_setting::fixed(14), scaling_mode::fast,
-                                         lt),
-            nullptr);
-  EXPECT_NE(detail::batch_engine_refusal(64, 64, 64, moduli_setting::automatic(),
-                                         scaling_mode::fast, lt),
-            nullptr);
-  EXPECT_NE(detail::batch_engine_refusal(64, 64, 64, moduli_setting::certified(),
-                                         scaling_mode::fast, lt),
-            nullptr);
+  EXPECT_EQ(
+      detail::batch_engine_refusal(64, 64, 64, moduli_setting::fixed(14), scaling_mode::fast, lt),
+      nullptr);
+  EXPECT_NE(
+      detail::batch_engine_refusal(64, 64, 64, moduli_setting::automatic(), scaling_mode::fast, lt),
+      nullptr);
+  EXPECT_NE(
+      detail::batch_engine_refusal(64, 64, 64, moduli_setting::certified(), scaling_mode::fast, lt),
+      nullptr);
   EXPECT_NE(detail::batch_engine_refusal(64, 64, 64, moduli_setting::fixed(14),
                                          scaling_mode::accurate, lt),
             nullptr);
-  EXPECT_NE(detail::batch_engine_refusal(64, 64, 0, moduli_setting::fixed(14), scaling_mode::fast,
-                                         lt),
-            nullptr);
+  EXPECT_NE(
+      detail::batch_engine_refusal(64, 64, 0, moduli_setting::fixed(14), scaling_mode::fast, lt),
+      nullptr);
   // A matrix whose single call runs in blocks of rows of C (rule_row_block) stays per matrix.
   EXPECT_NE(detail::batch_engine_refusal(32768, 32768, 256, moduli_setting::fixed(20),
                                          scaling_mode::fast, lt),

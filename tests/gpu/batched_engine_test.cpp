@@ -45,26 +45,38 @@ std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
   return "s" + std::to_string(c.s) + "_" + (c.oa == op_kind::n ? "N" : "T") +
          (c.ob == op_kind::n ? "N" : "T") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) +
          "x" + std::to_string(c.k) + "_b" + std::to_string(c.count) +
-         (c.broadcast_a ? "_bcastA" : "") + (c.broadcast_b ? "_bcastB" : "") + "_a" +
-         num(c.alpha) + "_b" + num(c.beta) + (c.device_scalars ? "_dev" : "");
+         (c.broadcast_a ? "_bcastA" : "") + (c.broadcast_b ? "_bcastB" : "") + "_a" + num(c.alpha) +
+         "_b" + num(c.beta) + (c.device_scalars ? "_dev" : "");
 }
 
 // Matrix i of a batch gets one of these (by i mod kKinds), so every batch mixes them.
 constexpr int kKinds = 6;
-void fill_matrix(int kind, std::mt19937_64& g, std::vector<double>& x, int64_t base,
-                 int64_t rows, int64_t cols, int64_t ld) {
+void fill_matrix(int kind, std::mt19937_64& g, std::vector<double>& x, int64_t base, int64_t rows,
+                 int64_t cols, int64_t ld) {
   std::normal_distribution<double> nd;
   std::uniform_real_distribution<double> u(-0.5, 0.5);
   for (int64_t j = 0; j < cols; ++j)
     for (int64_t r = 0; r < rows; ++r) {
       double v = 0.0;
       switch (kind) {
-        case 0: v = nd(g); break;                                  // random
-        case 1: v = u(g) * std::exp(4.0 * nd(g)); break;           // wide exponents
-        case 2: v = r == rows / 2 ? std::ldexp(nd(g), 900) : nd(g); break;  // a huge row
-        case 3: v = 0.0; break;                                    // zero matrix
-        case 4: v = nd(g); break;                                  // NaN/Inf added below
-        case 5: v = std::ldexp(nd(g), -1060); break;               // subnormals
+        case 0:
+          v = nd(g);
+          break;  // random
+        case 1:
+          v = u(g) * std::exp(4.0 * nd(g));
+          break;  // wide exponents
+        case 2:
+          v = r == rows / 2 ? std::ldexp(nd(g), 900) : nd(g);
+          break;  // a huge row
+        case 3:
+          v = 0.0;
+          break;  // zero matrix
+        case 4:
+          v = nd(g);
+          break;  // NaN/Inf added below
+        case 5:
+          v = std::ldexp(nd(g), -1060);
+          break;  // subnormals
       }
       x[base + j * ld + r] = v;
     }
@@ -108,10 +120,10 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
   device_buffer<double> scalars(std::vector<double>{tc.alpha, tc.beta});
   ASSERT_NE(a.ptr, nullptr);
   ASSERT_NE(c_batch.ptr, nullptr);
-  const scalar_arg alpha = tc.device_scalars ? scalar_arg{scalars.ptr, 0.0}
-                                             : scalar_arg{nullptr, tc.alpha};
-  const scalar_arg beta = tc.device_scalars ? scalar_arg{scalars.ptr + 1, 0.0}
-                                            : scalar_arg{nullptr, tc.beta};
+  const scalar_arg alpha =
+      tc.device_scalars ? scalar_arg{scalars.ptr, 0.0} : scalar_arg{nullptr, tc.alpha};
+  const scalar_arg beta =
+      tc.device_scalars ? scalar_arg{scalars.ptr + 1, 0.0} : scalar_arg{nullptr, tc.beta};
   const moduli_setting moduli = moduli_setting::fixed(tc.s);
   ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
   const auto problem = [&](int64_t i, double* c) {
@@ -127,19 +139,24 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
   // The single calls.
   device_buffer<char> ws1(emulation_workspace_bytes(m, n, k, moduli, scaling_mode::fast));
   for (int64_t i = 0; i < q; ++i) {
-    device_gemm one{problem(i, c_single.ptr), alpha, beta, moduli, scaling_mode::fast, nullptr,
-                    handle_, nullptr};
+    device_gemm one{problem(i, c_single.ptr), alpha,   beta,    moduli,
+                    scaling_mode::fast,       nullptr, handle_, nullptr};
     ASSERT_EQ(enqueue_emulation(one, ws1.ptr), tc.s);
   }
   // The batch.
-  const batch_dims dims{m, n, k, tc.s, q > 1 && tc.broadcast_a, q > 1 && tc.broadcast_b,
+  const batch_dims dims{m,
+                        n,
+                        k,
+                        tc.s,
+                        q > 1 && tc.broadcast_a,
+                        q > 1 && tc.broadcast_b,
                         resolve_int8_gemm(int8_gemm_backend::setting)};
   size_t bytes = 0;
   ASSERT_TRUE(batched_emulation_workspace_bytes(dims, q, &bytes));
   device_buffer<char> wsb(bytes);
   ASSERT_NE(wsb.ptr, nullptr);
-  device_gemm first{problem(0, c_batch.ptr), alpha, beta, moduli, scaling_mode::fast, nullptr,
-                    handle_, nullptr};
+  device_gemm first{problem(0, c_batch.ptr), alpha,   beta,    moduli,
+                    scaling_mode::fast,      nullptr, handle_, nullptr};
   const device_gemm_batch batch{first, q, ha.stride, hb.stride, stride_c};
   ASSERT_EQ(enqueue_batched_emulation(batch, wsb.ptr), tc.s);
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -184,8 +201,8 @@ class BatchedEngineIssue : public GpuTest,
                            public ::testing::WithParamInterface<std::tuple<int, int>> {};
 
 TEST_P(BatchedEngineIssue, EqualsTheSingleCallBitwise) {
-  const gemm_batching batching = std::get<0>(GetParam()) == 0 ? gemm_batching::batched
-                                                              : gemm_batching::looped;
+  const gemm_batching batching =
+      std::get<0>(GetParam()) == 0 ? gemm_batching::batched : gemm_batching::looped;
   const int8_gemm_backend backend =
       std::get<1>(GetParam()) == 0 ? int8_gemm_backend::cublas : int8_gemm_backend::lt;
   const int64_t m = 64, n = 48, k = 200, q = 9;
@@ -199,12 +216,18 @@ TEST_P(BatchedEngineIssue, EqualsTheSingleCallBitwise) {
     device_buffer<double> a(ha), b(hb), cb(hc), cs(hc);
     ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
     const moduli_setting moduli = moduli_setting::fixed(s);
-    device_buffer<char> ws1(emulation_workspace_bytes(m, n, k, moduli, scaling_mode::fast, backend));
+    device_buffer<char> ws1(
+        emulation_workspace_bytes(m, n, k, moduli, scaling_mode::fast, backend));
     for (int64_t i = 0; i < q; ++i) {
-      const gemm_problem p{m, n, k, operand_a(op_kind::n, a.ptr + (bcast_a ? 0 : i * m * k), m),
-                           operand_b(op_kind::n, b.ptr + i * k * n, k), cs.ptr + i * m * n, m};
-      device_gemm one{p, {nullptr, 1.0}, {nullptr, 0.0}, moduli, scaling_mode::fast, nullptr,
-                      handle_, nullptr, batching};
+      const gemm_problem p{m,
+                           n,
+                           k,
+                           operand_a(op_kind::n, a.ptr + (bcast_a ? 0 : i * m * k), m),
+                           operand_b(op_kind::n, b.ptr + i * k * n, k),
+                           cs.ptr + i * m * n,
+                           m};
+      device_gemm one{p,       {nullptr, 1.0}, {nullptr, 0.0}, moduli,  scaling_mode::fast,
+                      nullptr, handle_,        nullptr,        batching};
       one.int8_gemm = backend;
       ASSERT_EQ(enqueue_emulation(one, ws1.ptr), s);
     }
@@ -212,13 +235,12 @@ TEST_P(BatchedEngineIssue, EqualsTheSingleCallBitwise) {
     ASSERT_TRUE(
         batched_emulation_workspace_bytes({m, n, k, s, bcast_a, false, backend}, q, &bytes));
     device_buffer<char> wsb(bytes);
-    const gemm_problem p0{m, n, k, operand_a(op_kind::n, a.ptr, m),
-                          operand_b(op_kind::n, b.ptr, k), cb.ptr, m};
-    device_gemm first{p0, {nullptr, 1.0}, {nullptr, 0.0}, moduli, scaling_mode::fast, nullptr,
-                      handle_, nullptr, batching};
+    const gemm_problem p0{
+        m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::n, b.ptr, k), cb.ptr, m};
+    device_gemm first{p0,      {nullptr, 1.0}, {nullptr, 0.0}, moduli,  scaling_mode::fast,
+                      nullptr, handle_,        nullptr,        batching};
     first.int8_gemm = backend;
-    ASSERT_EQ(enqueue_batched_emulation({first, q, bcast_a ? 0 : m * k, k * n, m * n}, wsb.ptr),
-              s);
+    ASSERT_EQ(enqueue_batched_emulation({first, q, bcast_a ? 0 : m * k, k * n, m * n}, wsb.ptr), s);
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<double> got = cb.to_host(), want = cs.to_host();
     int64_t bad = 0;
@@ -260,8 +282,8 @@ TEST_F(BatchedEngineApi, ChunksEqualOneChunkAndTheSingleCalls) {
                             b.ptr + i * sb, ldb, &beta, c_single.ptr + i * sc, ldc, o),
               OZDGEMM_STATUS_SUCCESS);
   const strided_batch_result whole =
-      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, lda,
-                                 sa, b.ptr, ldb, sb, &beta, c_one.ptr, ldc, sc, q, o);
+      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, lda, sa,
+                                 b.ptr, ldb, sb, &beta, c_one.ptr, ldc, sc, q, o);
   EXPECT_EQ(whole.done, q) << (whole.declined != nullptr ? whole.declined : "");
   EXPECT_EQ(whole.per_chunk, q);
   EXPECT_EQ(whole.s, 14);
@@ -272,8 +294,8 @@ TEST_F(BatchedEngineApi, ChunksEqualOneChunkAndTheSingleCalls) {
   release_contexts(handle_);  // a fresh workspace, grown under the cap
   set_workspace_cap(five);
   const strided_batch_result parts =
-      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, lda,
-                                 sa, b.ptr, ldb, sb, &beta, c_chunks.ptr, ldc, sc, q, o);
+      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, lda, sa,
+                                 b.ptr, ldb, sb, &beta, c_chunks.ptr, ldc, sc, q, o);
   EXPECT_EQ(parts.done, q) << (parts.declined != nullptr ? parts.declined : "");
   EXPECT_EQ(parts.per_chunk, 5);
   set_workspace_cap(0);
@@ -290,9 +312,8 @@ TEST_F(BatchedEngineApi, ChunksEqualOneChunkAndTheSingleCalls) {
 
   // The public entry gives the same bits; alpha = 0 (host) and automatic counts run per matrix.
   device_buffer<double> c_api(hc);
-  ASSERT_EQ(ozdgemm_dgemm_strided_batched(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
-                                          a.ptr, lda, sa, b.ptr, ldb, sb, &beta, c_api.ptr, ldc,
-                                          sc, q, o),
+  ASSERT_EQ(ozdgemm_dgemm_strided_batched(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr,
+                                          lda, sa, b.ptr, ldb, sb, &beta, c_api.ptr, ldc, sc, q, o),
             OZDGEMM_STATUS_SUCCESS);
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<double> api = c_api.to_host();
@@ -306,11 +327,11 @@ TEST_F(BatchedEngineApi, ChunksEqualOneChunkAndTheSingleCalls) {
             0);
   ozdgemm_options_t automatic = o;
   automatic.num_moduli = OZDGEMM_MODULI_AUTO;
-  EXPECT_EQ(dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr,
-                                       lda, sa, b.ptr, ldb, sb, &beta, c_api.ptr, ldc, sc, q,
-                                       automatic)
-                .done,
-            0);
+  EXPECT_EQ(
+      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, lda, sa,
+                                 b.ptr, ldb, sb, &beta, c_api.ptr, ldc, sc, q, automatic)
+          .done,
+      0);
   // Overlapping C matrices run in order, matrix by matrix.
   EXPECT_EQ(dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr,
                                        lda, sa, b.ptr, ldb, sb, &beta, c_api.ptr, ldc, 0, q, o)
