@@ -62,7 +62,7 @@ struct strided_batch_result {
 
 // A strided batch of real GEMMs (cuBLAS's arguments; matrix i at A + i stride_a, likewise B, C)
 // through the batched engine (engine/batched_emulate.hpp), chunk by chunk, when the engine can
-// take it: a fixed count, fast scaling, nonnegative strides, C matrices apart, one matrix's
+// take it: a fixed count, nonnegative strides, C matrices apart, one matrix's
 // products in one block of rows, alpha not a host zero, k > 0. A chunk holds as many matrices as
 // fit OZDGEMM_MAX_WORKSPACE's cap (set_workspace_cap), else min(2 GiB, a quarter of the free
 // device memory; 1 GiB under capture). Each C_i equals the single call's (ozdgemm_dgemm) bit for

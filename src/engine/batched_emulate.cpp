@@ -20,24 +20,33 @@ namespace {
 // [qa][m] and [qb][n] (matrix i's vector v at i m + v, operand_vectors::batch), planes
 // [qa][s][m_pad][k_pad] and [qb][s][n_pad][k_pad], products [count][s][n_pad][m_pad]: matrix i's
 // planes and products are laid out as one call's (layout.hpp), so the CRT of matrix i is the
-// single call's CRT on them. qa, qb: count, or 1 for a broadcast operand. Each side's scan
-// outputs are zeroed by one memset.
+// single call's CRT on them. qa, qb: count, or 1 for a broadcast operand with fast scaling. Each
+// side's scan outputs (and accurate scaling's row maxima) are zeroed by one memset.
 struct batch_layout {
   int64_t m_pad, n_pad, k_pad, nblk, qa, qb;
   int* emax_a;
   uint32_t* flags_a;
-  unsigned long long* sum_q2_a;
+  unsigned long long* sum_q2_a;  // fast
   size_t a_zeroed_end;
   int* exp_a;
   int8_t* res_a;
   size_t b_zeroed_begin;
   int* emax_b;
   uint32_t* flags_b;
-  unsigned long long* sum_q2_b;
+  unsigned long long* sum_q2_b;  // fast
+  unsigned long long* row_max;   // accurate: [count][m]
   size_t b_zeroed_end;
   int* exp_b;
-  int8_t* res_b;
+  int* head_b;  // accurate: [count][n]
+  // accurate: the bound planes [count][m_pad][k_pad] and [count][n_pad][k_pad], in the first
+  // bytes of the residue planes (written after the bound GEMMs have read them), and U
+  // [count][nblk][n_pad][m_pad], dead before the first product is written: it shares prod's
+  // bytes (the larger of the two), as in the single call's layout.
+  int8_t* bound_a;
+  int8_t* bound_b;
+  int32_t* bound_u;
   int32_t* prod;
+  int8_t* res_b;
   char* lt_ws;
   size_t lt_ws_bytes;
   size_t total_bytes;
@@ -96,24 +105,34 @@ batch_layout make_batch_layout(void* base, const batch_dims& d, int64_t count) {
   L.n_pad = round_up(d.n, kPad);
   L.k_pad = round_up(d.k, kPad);
   L.nblk = (L.k_pad + kKBlock - 1) / kKBlock;
-  L.qa = d.broadcast_a ? 1 : count;
-  L.qb = d.broadcast_b ? 1 : count;
+  const bool accurate = d.mode == scaling_mode::accurate;
+  L.qa = d.broadcast_a && !accurate ? 1 : count;
+  L.qb = d.broadcast_b && !accurate ? 1 : count;
   carve c(base);
   const int64_t va = c.count(L.qa, d.m), vb = c.count(L.qb, d.n);
   L.emax_a = c.take<int>(va);
   L.flags_a = c.take<uint32_t>(va);
-  L.sum_q2_a = c.take<unsigned long long>(va);
+  L.sum_q2_a = accurate ? nullptr : c.take<unsigned long long>(va);
   L.a_zeroed_end = c.used();
   L.exp_a = c.take<int>(va);
   L.res_a = c.take<int8_t>(c.count(L.qa, d.s, L.m_pad, L.k_pad));
   L.b_zeroed_begin = c.align();
   L.emax_b = c.take<int>(vb);
   L.flags_b = c.take<uint32_t>(vb);
-  L.sum_q2_b = c.take<unsigned long long>(vb);
+  L.sum_q2_b = accurate ? nullptr : c.take<unsigned long long>(vb);
+  L.row_max = accurate ? c.take<unsigned long long>(va) : nullptr;
   L.b_zeroed_end = c.used();
   L.exp_b = c.take<int>(vb);
+  L.head_b = accurate ? c.take<int>(vb) : nullptr;
+  {
+    const int64_t u = accurate ? c.count(count, L.nblk, L.m_pad, L.n_pad) : 0;
+    const int64_t prod = c.count(count, d.s, L.m_pad, L.n_pad);
+    L.prod = c.take<int32_t>(u > prod ? u : prod);
+    L.bound_u = accurate ? L.prod : nullptr;
+  }
   L.res_b = c.take<int8_t>(c.count(L.qb, d.s, L.n_pad, L.k_pad));
-  L.prod = c.take<int32_t>(c.count(count, d.s, L.m_pad, L.n_pad));
+  L.bound_a = accurate ? L.res_a : nullptr;  // s >= 2 planes per matrix: room for one
+  L.bound_b = accurate ? L.res_b : nullptr;
   // The lt backend's workspace as for one product of the batch's size (all matrices side by
   // side): the batch's GEMMs are that large together, capped as the single call's.
   const int64_t cols = c.count(count, L.n_pad);
@@ -132,7 +151,44 @@ batch_dims dims_of(const device_gemm_batch& b) {
                     b.call.moduli.count(),
                     b.count > 1 && b.stride_a == 0,
                     b.count > 1 && b.stride_b == 0,
-                    resolve_int8_gemm(b.call.int8_gemm)};
+                    resolve_int8_gemm(b.call.int8_gemm),
+                    b.call.mode};
+}
+
+// Accurate scaling's exponents (pipeline.cpp, accurate_exponents, per matrix): the bound planes
+// of every matrix, U_i = u(A_i)^T u(B_i) per k-block as one strided call per block over the
+// matrices, then the exponent kernels once over every U_i.
+void batch_accurate_exponents(const device_gemm_batch& b, const batch_layout& L,
+                              const operand_vectors& va, const operand_vectors& vb,
+                              const int8_gemm_target& g, const modulus_table& tb) {
+  const gemm_problem& p = b.call.p;
+  launch_bound_quantize(va, L.emax_a, L.bound_a, g.stream);
+  launch_bound_quantize(vb, L.emax_b, L.bound_b, g.stream);
+  OZDGEMM_CHECK_LAUNCH();
+  const int64_t mk = L.m_pad * L.k_pad, nk = L.n_pad * L.k_pad, mn = L.m_pad * L.n_pad;
+  for (int64_t blk = 0; blk < L.nblk; ++blk) {
+    const int64_t k0 = blk * kKBlock;
+    const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+    const lt_gemm_shape shape{L.m_pad, L.n_pad, klen, L.k_pad,        L.k_pad,
+                              L.m_pad, static_cast<int>(b.count), mk, nk, L.nblk * mn};
+    int8_gemm_views(g, shape, L.bound_a + k0, L.bound_b + k0, L.bound_u + blk * mn, false);
+  }
+  accurate_exponent_args a{};
+  a.u = L.bound_u;
+  a.nblk = L.nblk;
+  a.m = p.m;
+  a.n = p.n;
+  a.m_pad = L.m_pad;
+  a.n_pad = L.n_pad;
+  a.emax_a_enc = L.emax_a;
+  a.emax_b_enc = L.emax_b;
+  a.head_b = L.head_b;
+  a.row_max_bits = L.row_max;
+  a.exp_a = L.exp_a;
+  a.exp_b = L.exp_b;
+  a.batch = b.count;
+  launch_accurate_exponents(a, tb, g.stream);
+  OZDGEMM_CHECK_LAUNCH();
 }
 
 // Step 3: every matrix's s products, k-block by k-block (folded mod m_t between blocks, as
@@ -202,7 +258,6 @@ int64_t batch_chunk(const batch_dims& d, int64_t count, size_t budget) noexcept 
 const char* batch_engine_refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                  scaling_mode mode, int8_gemm_backend gemm) noexcept {
   if (!moduli.is_fixed() || !moduli.valid()) return "the moduli count is chosen per call";
-  if (mode != scaling_mode::fast) return "accurate scaling";
   if (m < 1 || n < 1 || k < 1 || !fits_gpu_path(m, n, k, false)) return "sizes";
   try {
     const layout whole = layout_for(nullptr, m, n, k, moduli.count(), mode, false, false,
@@ -218,9 +273,8 @@ const char* batch_engine_refusal(int64_t m, int64_t n, int64_t k, moduli_setting
 int enqueue_batched_emulation(const device_gemm_batch& b, void* workspace) {
   const device_gemm& call = b.call;
   const gemm_problem& p = call.p;
-  if (!call.moduli.is_fixed() || call.mode != scaling_mode::fast || call.reuse_a ||
-      call.karatsuba.on() || call.mirrored_b != 0)
-    throw std::invalid_argument("batched emulation: fixed count, fast scaling, real calls only");
+  if (!call.moduli.is_fixed() || call.reuse_a || call.karatsuba.on() || call.mirrored_b != 0)
+    throw std::invalid_argument("batched emulation: a fixed count and real calls only");
   if (b.count < 1 || b.count > kMaxBatchChunk)
     throw std::invalid_argument("batched emulation: count outside [1, kMaxBatchChunk]");
   const modulus_table& tb = moduli_for(call.moduli.count());
@@ -234,19 +288,25 @@ int enqueue_batched_emulation(const device_gemm_batch& b, void* workspace) {
   OZDGEMM_CUDA_TRY(
       cudaMemsetAsync(ws + L.b_zeroed_begin, 0, L.b_zeroed_end - L.b_zeroed_begin, st));
 
-  // 1. Scaling: the single call's scans and fast exponents, over every matrix's vectors.
+  // 1. Scaling: the single call's scans and exponents, over every matrix's vectors. (Accurate
+  // scaling: qa = qb = count, a broadcast operand read once per matrix at stride 0.)
+  const bool fast = call.mode == scaling_mode::fast;
   operand_vectors va{p.a, p.m, p.k, call.alpha.dev, L.m_pad, L.k_pad};
   operand_vectors vb{p.b, p.n, p.k, call.alpha.dev, L.n_pad, L.k_pad};
   va.batch = L.qa;
   va.batch_stride = L.qa > 1 ? b.stride_a : 0;
   vb.batch = L.qb;
   vb.batch_stride = L.qb > 1 ? b.stride_b : 0;
-  scan_operand(va, false, true, L.emax_a, L.flags_a, nullptr, nullptr, L.sum_q2_a, nullptr, st);
-  scan_operand(vb, false, true, L.emax_b, L.flags_b, nullptr, nullptr, L.sum_q2_b, nullptr, st);
-  // Each exponent is a function of its vector's entries alone: one launch over all of them.
-  launch_fast_exponents(L.qa * p.m, L.emax_a, L.sum_q2_a, tb, L.exp_a, st);
-  launch_fast_exponents(L.qb * p.n, L.emax_b, L.sum_q2_b, tb, L.exp_b, st);
-  OZDGEMM_CHECK_LAUNCH();
+  scan_operand(va, false, fast, L.emax_a, L.flags_a, nullptr, nullptr, L.sum_q2_a, nullptr, st);
+  scan_operand(vb, false, fast, L.emax_b, L.flags_b, nullptr, nullptr, L.sum_q2_b, nullptr, st);
+  if (fast) {
+    // Each exponent is a function of its vector's entries alone: one launch over all of them.
+    launch_fast_exponents(L.qa * p.m, L.emax_a, L.sum_q2_a, tb, L.exp_a, st);
+    launch_fast_exponents(L.qb * p.n, L.emax_b, L.sum_q2_b, tb, L.exp_b, st);
+    OZDGEMM_CHECK_LAUNCH();
+  } else {
+    batch_accurate_exponents(b, L, va, vb, g, tb);
+  }
 
   // 2. Residues, rounded as the single call rounds them (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(tb, p.k);

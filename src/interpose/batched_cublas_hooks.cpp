@@ -77,7 +77,7 @@ const char* gemm_name() {
 }
 
 // The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device) on a routed strided
-// batch of real matrices when the settings give a fixed count and fast scaling: returns how many
+// batch of real matrices when the settings give a fixed count: returns how many
 // matrices, from the first, it enqueued (one decision line for them); the caller serves the rest
 // matrix by matrix. Complex batches: none.
 int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, int64_t stride_b,

@@ -73,6 +73,30 @@ TEST(BatchChunk, GrowsWithTheBatchAndShrinksForABroadcastOperand) {
   EXPECT_LE(batch_bytes(d, 8) - batch_bytes(cublas, 8), (size_t{64} << 20) + 256);
 }
 
+// Accurate scaling keeps every matrix's exponents and planes (a broadcast operand's exponents
+// depend on the other operand), adds its row maxima and column headroom, and its bound GEMM's
+// output shares the products' bytes (the larger of the two).
+TEST(BatchChunk, AccurateScalingKeepsEveryMatrix) {
+  batch_dims fast{40, 33, 100, 14, true, false, int8_gemm_backend::cublas};
+  batch_dims accurate = fast;
+  accurate.mode = detail::scaling_mode::accurate;
+  batch_dims accurate_strided = accurate;
+  accurate_strided.broadcast_a = false;
+  EXPECT_EQ(batch_bytes(accurate, 9), batch_bytes(accurate_strided, 9));
+  EXPECT_GT(batch_bytes(accurate, 9), batch_bytes(fast, 9));
+  // s = 2 planes and k = 16: U (nblk = 1 block of m_pad n_pad INT32) is as large as the products
+  // of s = 1; with s >= 2 the products are larger, so U adds nothing.
+  batch_dims acc2{
+      40, 33, 16, 2, false, false, int8_gemm_backend::cublas, detail::scaling_mode::accurate};
+  batch_dims fast2 = acc2;
+  fast2.mode = detail::scaling_mode::fast;
+  const size_t a = batch_bytes(acc2, 5), f = batch_bytes(fast2, 5);
+  // Row maxima (8 m) and headroom (4 n) in, norms (8 m + 8 n) out, per matrix, each array
+  // rounded to 256 bytes: within a few hundred bytes per matrix, far below a plane of U.
+  EXPECT_LE(a > f ? a - f : f - a, size_t{5 * (8 * 40 + 8 * 33)} + 1024);
+  EXPECT_LT(a > f ? a - f : f - a, size_t{5 * 4 * 48 * 48});
+}
+
 TEST(BatchChunk, OverflowIsFalseNotAWrappedSize) {
   size_t b = 1;
   const batch_dims huge{detail::kMaxDim, detail::kMaxDim, detail::kMaxDim,          20,
@@ -125,7 +149,7 @@ TEST(BatchChunk, ScopeOfTheEngine) {
   EXPECT_NE(
       detail::batch_engine_refusal(64, 64, 64, moduli_setting::certified(), scaling_mode::fast, lt),
       nullptr);
-  EXPECT_NE(detail::batch_engine_refusal(64, 64, 64, moduli_setting::fixed(14),
+  EXPECT_EQ(detail::batch_engine_refusal(64, 64, 64, moduli_setting::fixed(14),
                                          scaling_mode::accurate, lt),
             nullptr);
   EXPECT_NE(

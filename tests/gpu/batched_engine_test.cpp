@@ -32,6 +32,7 @@ struct batch_case {
   bool broadcast_a, broadcast_b;
   double alpha, beta;
   bool device_scalars;
+  scaling_mode mode = scaling_mode::fast;
 };
 
 std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
@@ -46,7 +47,8 @@ std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
          (c.ob == op_kind::n ? "N" : "T") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) +
          "x" + std::to_string(c.k) + "_b" + std::to_string(c.count) +
          (c.broadcast_a ? "_bcastA" : "") + (c.broadcast_b ? "_bcastB" : "") + "_a" + num(c.alpha) +
-         "_b" + num(c.beta) + (c.device_scalars ? "_dev" : "");
+         "_b" + num(c.beta) + (c.device_scalars ? "_dev" : "") +
+         (c.mode == scaling_mode::accurate ? "_accurate" : "");
 }
 
 // Matrix i of a batch gets one of these (by i mod kKinds), so every batch mixes them.
@@ -137,10 +139,10 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
   };
 
   // The single calls.
-  device_buffer<char> ws1(emulation_workspace_bytes(m, n, k, moduli, scaling_mode::fast));
+  device_buffer<char> ws1(emulation_workspace_bytes(m, n, k, moduli, tc.mode));
   for (int64_t i = 0; i < q; ++i) {
-    device_gemm one{problem(i, c_single.ptr), alpha,   beta,    moduli,
-                    scaling_mode::fast,       nullptr, handle_, nullptr};
+    device_gemm one{
+        problem(i, c_single.ptr), alpha, beta, moduli, tc.mode, nullptr, handle_, nullptr};
     ASSERT_EQ(enqueue_emulation(one, ws1.ptr), tc.s);
   }
   // The batch.
@@ -150,13 +152,14 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
                         tc.s,
                         q > 1 && tc.broadcast_a,
                         q > 1 && tc.broadcast_b,
-                        resolve_int8_gemm(int8_gemm_backend::setting)};
+                        resolve_int8_gemm(int8_gemm_backend::setting),
+                        tc.mode};
   size_t bytes = 0;
   ASSERT_TRUE(batched_emulation_workspace_bytes(dims, q, &bytes));
   device_buffer<char> wsb(bytes);
   ASSERT_NE(wsb.ptr, nullptr);
-  device_gemm first{problem(0, c_batch.ptr), alpha,   beta,    moduli,
-                    scaling_mode::fast,      nullptr, handle_, nullptr};
+  device_gemm first{
+      problem(0, c_batch.ptr), alpha, beta, moduli, tc.mode, nullptr, handle_, nullptr};
   const device_gemm_batch batch{first, q, ha.stride, hb.stride, stride_c};
   ASSERT_EQ(enqueue_batched_emulation(batch, wsb.ptr), tc.s);
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -171,7 +174,9 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
   }
   EXPECT_EQ(bad, 0);
   EXPECT_GT(finite, static_cast<int64_t>(got.size()) / 2) << "the comparison must be over values";
-  if (tc.beta == 0.0 && q > 1) EXPECT_FALSE(std::isnan(got[stride_c + 1])) << "beta = 0 read C";
+  if (tc.beta == 0.0 && q > 1) {
+    EXPECT_FALSE(std::isnan(got[stride_c + 1])) << "beta = 0 read C";
+  }
 }
 
 std::vector<batch_case> cases() {
@@ -190,6 +195,17 @@ std::vector<batch_case> cases() {
   v.push_back({14, op_kind::n, op_kind::t, 16, 64, 300, 1, false, false, 1.0, 0.0, false});
   // Enough matrices and size that the per-modulus GEMM issue and larger grids are used.
   v.push_back({14, op_kind::n, op_kind::n, 130, 70, 260, 25, false, false, 1.0, 0.5, false});
+  // Accurate scaling: its bound GEMMs and exponents per matrix (a broadcast operand's exponents
+  // depend on the other operand, so they are per matrix too).
+  const scaling_mode acc = scaling_mode::accurate;
+  for (int s : {8, 14, 20}) {
+    v.push_back({s, op_kind::n, op_kind::t, 37, 29, 70, 7, false, false, 1.0, 0.0, false, acc});
+    v.push_back({s, op_kind::t, op_kind::n, 37, 29, 70, 7, false, false, -1.0, 0.5, false, acc});
+  }
+  v.push_back({14, op_kind::n, op_kind::n, 40, 33, 100, 6, true, false, -1.5, 0.25, false, acc});
+  v.push_back({14, op_kind::t, op_kind::t, 40, 33, 100, 6, false, true, 0.75, 1.0, true, acc});
+  v.push_back({14, op_kind::n, op_kind::n, 48, 16, 64, 13, false, false, 0.0, 0.0, true, acc});
+  v.push_back({20, op_kind::n, op_kind::n, 130, 70, 260, 25, false, false, 1.0, 0.5, false, acc});
   return v;
 }
 
@@ -209,43 +225,46 @@ TEST_P(BatchedEngineIssue, EqualsTheSingleCallBitwise) {
   const int s = 14;
   std::mt19937_64 g(99);
   std::normal_distribution<double> nd;
-  for (const bool bcast_a : {false, true}) {
-    std::vector<double> ha((bcast_a ? 1 : q) * m * k), hb(q * k * n), hc(q * m * n, 0.0);
-    for (double& x : ha) x = nd(g) * std::exp(nd(g));
-    for (double& x : hb) x = nd(g);
-    device_buffer<double> a(ha), b(hb), cb(hc), cs(hc);
-    ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
-    const moduli_setting moduli = moduli_setting::fixed(s);
-    device_buffer<char> ws1(
-        emulation_workspace_bytes(m, n, k, moduli, scaling_mode::fast, backend));
-    for (int64_t i = 0; i < q; ++i) {
-      const gemm_problem p{m,
-                           n,
-                           k,
-                           operand_a(op_kind::n, a.ptr + (bcast_a ? 0 : i * m * k), m),
-                           operand_b(op_kind::n, b.ptr + i * k * n, k),
-                           cs.ptr + i * m * n,
-                           m};
-      device_gemm one{p,       {nullptr, 1.0}, {nullptr, 0.0}, moduli,  scaling_mode::fast,
-                      nullptr, handle_,        nullptr,        batching};
-      one.int8_gemm = backend;
-      ASSERT_EQ(enqueue_emulation(one, ws1.ptr), s);
+  for (const scaling_mode mode : {scaling_mode::fast, scaling_mode::accurate}) {
+    for (const bool bcast_a : {false, true}) {
+      std::vector<double> ha((bcast_a ? 1 : q) * m * k), hb(q * k * n), hc(q * m * n, 0.0);
+      for (double& x : ha) x = nd(g) * std::exp(nd(g));
+      for (double& x : hb) x = nd(g);
+      device_buffer<double> a(ha), b(hb), cb(hc), cs(hc);
+      ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
+      const moduli_setting moduli = moduli_setting::fixed(s);
+      device_buffer<char> ws1(emulation_workspace_bytes(m, n, k, moduli, mode, backend));
+      for (int64_t i = 0; i < q; ++i) {
+        const gemm_problem p{m,
+                             n,
+                             k,
+                             operand_a(op_kind::n, a.ptr + (bcast_a ? 0 : i * m * k), m),
+                             operand_b(op_kind::n, b.ptr + i * k * n, k),
+                             cs.ptr + i * m * n,
+                             m};
+        device_gemm one{p,       {nullptr, 1.0}, {nullptr, 0.0}, moduli,  mode,
+                        nullptr, handle_,        nullptr,        batching};
+        one.int8_gemm = backend;
+        ASSERT_EQ(enqueue_emulation(one, ws1.ptr), s);
+      }
+      size_t bytes = 0;
+      ASSERT_TRUE(batched_emulation_workspace_bytes({m, n, k, s, bcast_a, false, backend, mode}, q,
+                                                    &bytes));
+      device_buffer<char> wsb(bytes);
+      const gemm_problem p0{
+          m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::n, b.ptr, k), cb.ptr, m};
+      device_gemm first{p0,      {nullptr, 1.0}, {nullptr, 0.0}, moduli,  mode,
+                        nullptr, handle_,        nullptr,        batching};
+      first.int8_gemm = backend;
+      ASSERT_EQ(enqueue_batched_emulation({first, q, bcast_a ? 0 : m * k, k * n, m * n}, wsb.ptr),
+                s);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const std::vector<double> got = cb.to_host(), want = cs.to_host();
+      int64_t bad = 0;
+      for (size_t x = 0; x < got.size(); ++x) bad += same_bits(got[x], want[x]) ? 0 : 1;
+      EXPECT_EQ(bad, 0) << (bcast_a ? "broadcast A" : "strided A")
+                        << (mode == scaling_mode::accurate ? ", accurate" : ", fast");
     }
-    size_t bytes = 0;
-    ASSERT_TRUE(
-        batched_emulation_workspace_bytes({m, n, k, s, bcast_a, false, backend}, q, &bytes));
-    device_buffer<char> wsb(bytes);
-    const gemm_problem p0{
-        m, n, k, operand_a(op_kind::n, a.ptr, m), operand_b(op_kind::n, b.ptr, k), cb.ptr, m};
-    device_gemm first{p0,      {nullptr, 1.0}, {nullptr, 0.0}, moduli,  scaling_mode::fast,
-                      nullptr, handle_,        nullptr,        batching};
-    first.int8_gemm = backend;
-    ASSERT_EQ(enqueue_batched_emulation({first, q, bcast_a ? 0 : m * k, k * n, m * n}, wsb.ptr), s);
-    ASSERT_CUDA(cudaDeviceSynchronize());
-    const std::vector<double> got = cb.to_host(), want = cs.to_host();
-    int64_t bad = 0;
-    for (size_t x = 0; x < got.size(); ++x) bad += same_bits(got[x], want[x]) ? 0 : 1;
-    EXPECT_EQ(bad, 0) << (bcast_a ? "broadcast A" : "strided A");
   }
 }
 
@@ -338,6 +357,37 @@ TEST_F(BatchedEngineApi, ChunksEqualOneChunkAndTheSingleCalls) {
                 .done,
             0);
   ASSERT_CUDA(cudaDeviceSynchronize());
+}
+
+// Accurate scaling through the C API, A broadcast (stride 0): the engine serves it, and each C_i
+// equals ozdgemm_dgemm on matrix i.
+TEST_F(BatchedEngineApi, AccurateScalingEqualsTheSingleCalls) {
+  const int64_t m = 33, n = 47, k = 150, q = 11;
+  std::mt19937_64 g(8);
+  std::normal_distribution<double> nd;
+  std::vector<double> ha(m * k), hb(q * k * n), hc(q * m * n);
+  for (double& x : ha) x = nd(g) * std::exp(3.0 * nd(g));
+  for (double& x : hb) x = nd(g) * std::exp(nd(g));
+  for (double& x : hc) x = nd(g);
+  device_buffer<double> a(ha), b(hb), c_batch(hc), c_single(hc);
+  const double alpha = -0.5, beta = 2.0;
+  ozdgemm_options_t o = ozdgemm_default_options();
+  o.num_moduli = 12;
+  o.scaling = OZDGEMM_SCALING_ACCURATE;
+  ASSERT_CUBLAS(cublasSetStream(handle_, nullptr));
+  for (int64_t i = 0; i < q; ++i)
+    ASSERT_EQ(ozdgemm_dgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, m,
+                            b.ptr + i * k * n, k, &beta, c_single.ptr + i * m * n, m, o),
+              OZDGEMM_STATUS_SUCCESS);
+  const strided_batch_result r =
+      dgemm_strided_batch_device(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.ptr, m, 0,
+                                 b.ptr, k, k * n, &beta, c_batch.ptr, m, m * n, q, o);
+  EXPECT_EQ(r.done, q) << (r.declined != nullptr ? r.declined : "");
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<double> got = c_batch.to_host(), want = c_single.to_host();
+  int64_t bad = 0;
+  for (size_t x = 0; x < got.size(); ++x) bad += same_bits(got[x], want[x]) ? 0 : 1;
+  EXPECT_EQ(bad, 0);
 }
 
 }  // namespace
