@@ -372,8 +372,8 @@ void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_ta
   const unsigned z = static_cast<unsigned>(a.batch);
   column_headroom_kernel<<<dim3(grid_dim(a.n, 1, 65535), 1, z), 256, 0, stream>>>(
       a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.emax_b_enc, tb, a.head_b, a.exp_b);
-  row_max_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535), z), 256, 0,
-                   stream>>>(a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.head_b, a.row_max_bits);
+  row_max_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535), z), 256, 0, stream>>>(
+      a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.head_b, a.row_max_bits);
   row_exponent_kernel<<<dim3(grid_dim(a.m, 256), 1, z), 256, 0, stream>>>(
       a.m, a.row_max_bits, a.emax_a_enc, tb, a.exp_a);
 }

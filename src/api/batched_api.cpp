@@ -221,14 +221,9 @@ strided_batch_result dgemm_strided_batch_device(
                      nullptr,
                      nullptr};
     call.int8_gemm = gemm;
-    const batch_dims dims{m,
-                          n,
-                          k,
-                          args.moduli.count(),
-                          count > 1 && stride_a == 0,
-                          count > 1 && stride_b == 0,
-                          gemm,
-                          mode};
+    const batch_dims dims{
+        m,    n,   k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0,
+        gemm, mode};
     out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
     size_t bytes = 0;
     if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {

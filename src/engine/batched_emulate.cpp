@@ -169,8 +169,9 @@ void batch_accurate_exponents(const device_gemm_batch& b, const batch_layout& L,
   for (int64_t blk = 0; blk < L.nblk; ++blk) {
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-    const lt_gemm_shape shape{L.m_pad, L.n_pad, klen, L.k_pad,        L.k_pad,
-                              L.m_pad, static_cast<int>(b.count), mk, nk, L.nblk * mn};
+    const lt_gemm_shape shape{
+        L.m_pad, L.n_pad, klen,       L.k_pad, L.k_pad, L.m_pad, static_cast<int>(b.count),
+        mk,      nk,      L.nblk * mn};
     int8_gemm_views(g, shape, L.bound_a + k0, L.bound_b + k0, L.bound_u + blk * mn, false);
   }
   accurate_exponent_args a{};
