@@ -1,5 +1,6 @@
 #include "engine/batched_emulate.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -220,7 +221,11 @@ void batch_gemms(const device_gemm_batch& b, const batch_layout& L, const int8_g
       int8_gemm_views(g, shape, L.res_a + a_off + k0, L.res_b + b_off + k0, L.prod + c_off, acc);
     };
     if (small && L.qa > 1 && L.qb > 1) {
-      issue(0, 0, 0, b.count * s, mk, nk, mn);
+      // The products' stride is uniform over j = i s + t: any split of j works. At most
+      // kMaxBatchChunk products per call, the batch size every other call here stays within.
+      const int64_t total = b.count * s;
+      for (int64_t j = 0; j < total; j += kMaxBatchChunk)
+        issue(j * mk, j * nk, j * mn, std::min(kMaxBatchChunk, total - j), mk, nk, mn);
     } else if (small && b.count < s) {
       for (int64_t i = 0; i < b.count; ++i)
         issue(i * step_a, i * step_b, i * s * mn, s, mk, nk, mn);
