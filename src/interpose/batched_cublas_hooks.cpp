@@ -1,11 +1,14 @@
 // Intercepted cuBLAS batched GEMM entry points. Strided batches (cublasDgemmStridedBatched,
 // cublasZgemmStridedBatched, cublasGemmStridedBatchedEx with plain FP64 types, each also _64)
 // are routed once per batch on the shape of one matrix: the whole batch runs native when that
-// matrix would, else every matrix is served as its own GEMM (device_gemm.hpp), so each equals
-// the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
-// cublasGemmBatchedEx, each also _64) hold their pointers in device memory, which the host would
-// have to wait for: unless OZDGEMM_POINTER_BATCHES=off they are routed the same way and a routed
-// batch is served in chunks copied into a packed buffer and back (engine/packed_batch.hpp), and
+// matrix would, else a real batch at a fixed moduli count runs as one emulation per chunk of
+// matrices (the batched engine, engine/batched_emulate.hpp) and any other batch (or what the
+// engine declined) matrix by matrix, each as its own GEMM (device_gemm.hpp): either way each
+// matrix equals the single call on it. Pointer-array batches (cublasDgemmBatched,
+// cublasZgemmBatched, cublasGemmBatchedEx, each also _64) hold their pointers in device memory,
+// which the host would have to wait for: unless OZDGEMM_POINTER_BATCHES=off they are routed the
+// same way and a routed batch is served in chunks copied into a packed buffer and back
+// (engine/packed_batch.hpp; each chunk a strided batch as above), and
 // grouped batches (cublasDgemmGroupedBatched, cublasGemmGroupedBatchedEx, each also _64) group
 // by group likewise; otherwise both are forwarded with a decision line (per group).
 // Invalid arguments, empty batches and batches whose C matrices overlap are forwarded unchanged,
