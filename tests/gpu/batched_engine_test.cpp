@@ -10,6 +10,7 @@
 // engine, whether the batch runs as one chunk or as several under a small workspace cap.
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,8 +36,7 @@ struct batch_case {
   scaling_mode mode = scaling_mode::fast;
 };
 
-std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
-  const batch_case& c = info.param;
+std::string describe(const batch_case& c) {
   const auto num = [](double x) {
     std::string s = std::to_string(static_cast<int>(x * 100));
     for (char& ch : s)
@@ -45,11 +45,15 @@ std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
   };
   return "s" + std::to_string(c.s) + "_" + (c.oa == op_kind::n ? "N" : "T") +
          (c.ob == op_kind::n ? "N" : "T") + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) +
-         "x" + std::to_string(c.k) + "_b" + std::to_string(c.count) +
+         "x" + std::to_string(c.k) + "_q" + std::to_string(c.count) +
          (c.broadcast_a ? "_bcastA" : "") + (c.broadcast_b ? "_bcastB" : "") + "_a" + num(c.alpha) +
          "_b" + num(c.beta) + (c.device_scalars ? "_dev" : "") +
          (c.mode == scaling_mode::accurate ? "_accurate" : "");
 }
+std::string case_name(const ::testing::TestParamInfo<batch_case>& info) {
+  return describe(info.param);
+}
+void PrintTo(const batch_case& c, std::ostream* os) { *os << describe(c); }
 
 // Matrix i of a batch gets one of these (by i mod kKinds), so every batch mixes them.
 constexpr int kKinds = 6;
