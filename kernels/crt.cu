@@ -113,6 +113,24 @@ __global__ void __launch_bounds__(kCrtThreads)
     crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
 }
 
+// Matrix blockIdx.z of a batch (launch_batched_crt): its own problem and arguments, then the
+// rows of one call, so each C_i gets the single call's arithmetic.
+template <int S>
+__global__ void __launch_bounds__(kCrtThreads)
+    batched_crt_kernel(gemm_problem p, crt_args args, crt_batch b, modulus_table tb,
+                       scalar_arg alpha_arg, scalar_arg beta_arg) {
+  const int64_t z = blockIdx.z;
+  p.c += z * b.stride_c;
+  args.a.ptr += z * b.stride_a;
+  args.b.ptr += z * b.stride_b;
+  args.prod += z * b.prod_stride;
+  args.exp_a += z * b.vec_a;
+  args.flags_a += z * b.vec_a;
+  args.exp_b += z * b.vec_b;
+  args.flags_b += z * b.vec_b;
+  crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
+}
+
 // The tables of every s for the count chosen on the GPU, which the launch cannot pass by value
 // (the host does not know s): entry s - kMinModuli, uploaded once per device
 // (upload_chosen_tables). Read with a uniform s, as the parameter bank is.
@@ -168,6 +186,21 @@ using moduli_counts = std::make_integer_sequence<int, kMaxModuli - kMinModuli + 
 constexpr auto kCrtLaunchers = crt_launchers<false>(moduli_counts{});
 constexpr auto kCrtKaratsubaLaunchers = crt_launchers<true>(moduli_counts{});
 
+using batched_crt_launcher = void (*)(dim3, cudaStream_t, const gemm_problem&, const crt_args&,
+                                      const crt_batch&, const modulus_table&, scalar_arg,
+                                      scalar_arg);
+template <int S>
+void launch_batched_crt_s(dim3 grid, cudaStream_t stream, const gemm_problem& p,
+                          const crt_args& args, const crt_batch& b, const modulus_table& tb,
+                          scalar_arg alpha, scalar_arg beta) {
+  batched_crt_kernel<S><<<grid, kCrtThreads, 0, stream>>>(p, args, b, tb, alpha, beta);
+}
+template <int... I>
+constexpr auto batched_crt_launchers(std::integer_sequence<int, I...>) {
+  return std::array<batched_crt_launcher, sizeof...(I)>{&launch_batched_crt_s<kMinModuli + I>...};
+}
+constexpr auto kBatchedCrtLaunchers = batched_crt_launchers(moduli_counts{});
+
 __global__ void fold_kernel(int32_t* prod, int64_t plane, modulus_table tb) {
   const int t = blockIdx.y;
   for (int64_t x = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; x < plane;
@@ -202,6 +235,17 @@ void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table
   if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
   const auto& launchers = args.prod3 != nullptr ? kCrtKaratsubaLaunchers : kCrtLaunchers;
   launchers[tb.s - kMinModuli](crt_grid(p, args), stream, p, args, tb, alpha, beta, only_if);
+}
+
+void launch_batched_crt(const gemm_problem& p, const crt_args& args, const crt_batch& batch,
+                        const modulus_table& tb, scalar_arg alpha, scalar_arg beta,
+                        cudaStream_t stream) {
+  if (tb.s < kMinModuli || tb.s > kMaxModuli) throw std::invalid_argument("moduli count");
+  if (args.prod3 != nullptr) throw std::invalid_argument("batched CRT: no Karatsuba form");
+  if (batch.count < 1 || batch.count > 65535) throw std::invalid_argument("batched CRT: count");
+  dim3 grid = crt_grid(p, args);
+  grid.z = static_cast<unsigned>(batch.count);
+  kBatchedCrtLaunchers[tb.s - kMinModuli](grid, stream, p, args, batch, tb, alpha, beta);
 }
 
 cudaError_t upload_chosen_tables(cudaStream_t stream) {

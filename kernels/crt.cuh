@@ -36,6 +36,18 @@ void launch_crt(const gemm_problem& p, const crt_args& args, const modulus_table
                 scalar_arg alpha, scalar_arg beta, cudaStream_t stream,
                 const int* only_if = nullptr);
 
+// A batch of count C matrices of one shape (engine/batched_emulate.hpp; not the Karatsuba form):
+// blockIdx.z is matrix i, computed as launch_crt computes one call's C from its products at
+// args.prod + i prod_stride ([s][n_pad][m_pad], as one call's), its exponents and flags at
+// + i vec_a and + i vec_b (0 for a broadcast operand), and p's A, B and C at + i stride_a,
+// stride_b, stride_c elements. count <= 65535 (a grid dimension).
+struct crt_batch {
+  int64_t count, prod_stride, vec_a, vec_b, stride_a, stride_b, stride_c;
+};
+void launch_batched_crt(const gemm_problem& p, const crt_args& args, const crt_batch& batch,
+                        const modulus_table& tb, scalar_arg alpha, scalar_arg beta,
+                        cudaStream_t stream);
+
 // The same, in either form, for the moduli count chosen on the GPU (*chosen; 0 leaves C alone:
 // native DGEMM writes it), with the tables upload_chosen_tables put on the current device (before
 // the first such launch; it waits for `stream`, so never under stream capture).

@@ -41,6 +41,7 @@ __device__ __forceinline__ uint32_t pack4(uint32_t b0, uint32_t b1, uint32_t b2,
 //          the same pass over the operand, laid out as the others from int8_t* extra_out (a
 //          member), plane d filled from the run's inputs by
 //          void extra(const double (&x)[kPlaneRun], int64_t v, int d, uint32_t (&w)[2]) const
+//      void skip_vectors(int64_t n) (Batched kernels only): per-vector inputs from vector n on
 //      static constexpr bool kMirrorExtra (optional, default false): each run's extra bytes
 //          also go to offset extra_mirror(v, l, k_pad) of each extra plane (another vector's
 //          run that holds the same magnitudes: the Karatsuba form's B, residues.cuh)
@@ -64,13 +65,22 @@ struct mirrors_extra<Gen, std::void_t<decltype(Gen::kMirrorExtra)>> {
   static constexpr bool value = Gen::kMirrorExtra;
 };
 
-template <bool KContig, class Gen>
+template <bool KContig, class Gen, bool Batched = false>
 __global__ void __launch_bounds__(kTileThreads, 2)
     plane_tile_kernel(operand x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                       int64_t k_write, int64_t plane_size, const double* alpha_dev, Gen gen,
-                      int nplanes, const int* nplanes_dev, int8_t* out) {
+                      int nplanes, const int* nplanes_dev, int8_t* out, int64_t batch_stride) {
   if (nplanes_dev != nullptr) nplanes = *nplanes_dev;
   if (nplanes == 0) return;  // uniform: before any barrier
+  // Batched (operand_vectors::batch): blockIdx.z is the operand, its planes laid out as one
+  // call's, nplanes planes after the previous operand's; Gen, moved on by z nvec vectors
+  // (gen.skip_vectors), sees its vectors as one call's. A template parameter: the single call's
+  // kernels stay as they were (this kernel is held at 64 registers and spills already).
+  if constexpr (Batched) {
+    x.ptr += blockIdx.z * batch_stride;
+    out += blockIdx.z * (nplanes * plane_size);
+    gen.skip_vectors(blockIdx.z * nvec);
+  }
   // Row stride 129 doubles: the staging writes (32 consecutive k of one vector, or one k of
   // 32 vectors) and the run reads (8 vectors x 2 runs per half-warp) are free of bank
   // conflicts.
@@ -167,22 +177,25 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   }
 }
 
-// k_written: operand_vectors::k_written (0: k_pad).
-template <class Gen>
+// k_written: operand_vectors::k_written (0: k_pad); batch, batch_stride: operand_vectors' (batch
+// <= 65535, a grid dimension; a batch needs the count on the host: nplanes_dev null), read only
+// by the Batched kernels.
+template <bool Batched = false, class Gen>
 void launch_plane_tiles(const operand& x, int64_t nvec, int64_t nvec_pad, int64_t k, int64_t k_pad,
                         const double* alpha_dev, const Gen& gen, int nplanes, int8_t* out,
                         cudaStream_t stream, const int* nplanes_dev = nullptr,
-                        int64_t k_written = 0) {
+                        int64_t k_written = 0, int64_t batch = 1, int64_t batch_stride = 0) {
   const int64_t kw = k_written > 0 ? k_written : k_pad;
-  const dim3 grid(grid_dim(kw, kTileK), grid_dim(nvec_pad, kTileVecs, 65535));
+  const dim3 grid(grid_dim(kw, kTileK), grid_dim(nvec_pad, kTileVecs, 65535),
+                  Batched ? static_cast<unsigned>(batch) : 1u);
   if (x.k_contiguous)
-    plane_tile_kernel<true><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
-                                                               nvec_pad * k_pad, alpha_dev, gen,
-                                                               nplanes, nplanes_dev, out);
+    plane_tile_kernel<true, Gen, Batched><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, kw, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev,
+        out, batch_stride);
   else
-    plane_tile_kernel<false><<<grid, kTileThreads, 0, stream>>>(x, nvec, nvec_pad, k, k_pad, kw,
-                                                                nvec_pad * k_pad, alpha_dev, gen,
-                                                                nplanes, nplanes_dev, out);
+    plane_tile_kernel<false, Gen, Batched><<<grid, kTileThreads, 0, stream>>>(
+        x, nvec, nvec_pad, k, k_pad, kw, nvec_pad * k_pad, alpha_dev, gen, nplanes, nplanes_dev,
+        out, batch_stride);
 }
 
 }  // namespace ozdgemm::detail

@@ -21,6 +21,7 @@ struct residue_gen {
   const int* chosen;       // Chosen only
   uint32_t nearest_mask;   // Chosen only
   __device__ vec vector(int64_t v) const { return exps[v]; }
+  __device__ void skip_vectors(int64_t n) { exps += n; }
   __device__ state prepare(double x, int e) const {
     const bool rn = Chosen ? ((nearest_mask >> *chosen) & 1u) != 0 : nearest;
     return signed_scale_to_int(x, e, rn);
@@ -99,9 +100,13 @@ void launch_residues_and_bands(const operand_vectors& v, const int* exps, const 
 
 void launch_residues(const operand_vectors& v, const int* exps, const modulus_table& tb,
                      bool nearest, int8_t* planes, cudaStream_t stream) {
-  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
-                     residue_gen<false>{exps, make_residue_table(tb), nearest, nullptr, 0}, tb.s,
-                     planes, stream, nullptr, v.k_written);
+  const residue_gen<false> gen{exps, make_residue_table(tb), nearest, nullptr, 0};
+  if (v.batch > 1)
+    launch_plane_tiles<true>(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s, planes,
+                             stream, nullptr, v.k_written, v.batch, v.batch_stride);
+  else
+    launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, gen, tb.s, planes,
+                       stream, nullptr, v.k_written);
 }
 
 void launch_chosen_residues(const operand_vectors& v, const int* exps, const int* chosen,

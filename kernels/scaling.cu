@@ -58,6 +58,7 @@ struct bound_gen {
   using state = int8_t;
   const int* emax_enc;
   __device__ vec vector(int64_t v) const { return decode_emax(emax_enc[v]); }
+  __device__ void skip_vectors(int64_t n) { emax_enc += n; }
   __device__ state prepare(double x, int e) const {
     return e == kZeroExponent ? 0 : bound_quantize(x, e);
   }
@@ -97,10 +98,16 @@ __device__ long long block_column_max(const int32_t* u, int64_t nblk, int64_t m,
   return best;
 }
 
-// One block per column j: the column headroom and exponent of B from max_i U_ij.
+// One block per column j: the column headroom and exponent of B from max_i U_ij. In this and the
+// next two kernels blockIdx.z is the matrix of a batch (accurate_exponent_args::batch).
 __global__ void column_headroom_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
                                        int64_t m_pad, int64_t n_pad, const int* emax_b_enc,
                                        modulus_table tb, int* head_b, int* exp_b) {
+  const int64_t z = blockIdx.z;
+  u += z * nblk * n_pad * m_pad;
+  emax_b_enc += z * n;
+  head_b += z * n;
+  exp_b += z * n;
   for (int64_t j = blockIdx.x; j < n; j += gridDim.x) {
     const long long best = block_column_max(u, nblk, m, j, m_pad, n_pad);
     if (threadIdx.x == 0) {
@@ -121,6 +128,10 @@ __global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_
                                unsigned long long* row_max_bits) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= m) return;
+  const int64_t z = blockIdx.z;
+  u += z * nblk * n_pad * m_pad;
+  head_b += z * n;
+  row_max_bits += z * m;
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
   const int64_t j1 = j0 + kRowChunk < n ? j0 + kRowChunk : n;
   double best = 0.0;
@@ -137,6 +148,10 @@ __global__ void row_exponent_kernel(int64_t m, const unsigned long long* row_max
                                     const int* emax_a_enc, modulus_table tb, int* exp_a) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= m) return;
+  const int64_t z = blockIdx.z;
+  row_max_bits += z * m;
+  emax_a_enc += z * m;
+  exp_a += z * m;
   const double row_max = bits_double(row_max_bits[i]);
   exp_a[i] = accurate_exponent(accurate_row_headroom(row_max, tb), decode_emax(emax_a_enc[i]));
 }
@@ -326,12 +341,14 @@ void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned
 
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
                         cudaStream_t stream) {
-  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_op{emax_enc, flags}, stream);
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, exponent_op{emax_enc, flags}, stream, v.batch,
+              v.batch_stride);
 }
 
 void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,
                       cudaStream_t stream) {
-  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_op{emax_enc, sum_q2}, stream);
+  launch_scan(v.x, v.nvec, v.k, v.alpha_dev, norm_op{emax_enc, sum_q2}, stream, v.batch,
+              v.batch_stride);
 }
 
 void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
@@ -341,18 +358,24 @@ void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned lon
 
 void launch_bound_quantize(const operand_vectors& v, const int* emax_enc, int8_t* plane,
                            cudaStream_t stream) {
-  launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, bound_gen{emax_enc}, 1,
-                     plane, stream);
+  if (v.batch > 1)
+    launch_plane_tiles<true>(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev,
+                             bound_gen{emax_enc}, 1, plane, stream, nullptr, 0, v.batch,
+                             v.batch_stride);
+  else
+    launch_plane_tiles(v.x, v.nvec, v.nvec_pad, v.k, v.k_pad, v.alpha_dev, bound_gen{emax_enc}, 1,
+                       plane, stream);
 }
 
 void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_table& tb,
                                cudaStream_t stream) {
-  column_headroom_kernel<<<grid_dim(a.n, 1, 65535), 256, 0, stream>>>(
+  const unsigned z = static_cast<unsigned>(a.batch);
+  column_headroom_kernel<<<dim3(grid_dim(a.n, 1, 65535), 1, z), 256, 0, stream>>>(
       a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.emax_b_enc, tb, a.head_b, a.exp_b);
-  row_max_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535)), 256, 0, stream>>>(
+  row_max_kernel<<<dim3(grid_dim(a.m, 256), grid_dim(a.n, kRowChunk, 65535), z), 256, 0, stream>>>(
       a.u, a.nblk, a.m, a.n, a.m_pad, a.n_pad, a.head_b, a.row_max_bits);
-  row_exponent_kernel<<<grid_dim(a.m, 256), 256, 0, stream>>>(a.m, a.row_max_bits, a.emax_a_enc, tb,
-                                                              a.exp_a);
+  row_exponent_kernel<<<dim3(grid_dim(a.m, 256), 1, z), 256, 0, stream>>>(
+      a.m, a.row_max_bits, a.emax_a_enc, tb, a.exp_a);
 }
 
 auto_bounds make_auto_bounds() {

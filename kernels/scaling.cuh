@@ -33,7 +33,8 @@ void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned lo
 void launch_fast_exponents(int64_t nvec, const int* emax_enc, const unsigned long long* sum_q2,
                            const modulus_table& tb, int* exps, cudaStream_t stream);
 
-// accurate mode: the 7-bit upward quantisation u of |x| as one INT8 plane [nvec_pad][k_pad].
+// accurate mode: the 7-bit upward quantisation u of |x| as one INT8 plane [nvec_pad][k_pad] (a
+// batch, operand_vectors::batch: one plane per operand, [batch][nvec_pad][k_pad]).
 void launch_bound_quantize(const operand_vectors& v, const int* emax_enc, int8_t* plane,
                            cudaStream_t stream);
 
@@ -49,6 +50,9 @@ struct accurate_exponent_args {
   unsigned long long* row_max_bits;  // m, zeroed beforehand
   int* exp_a;                        // out: m
   int* exp_b;                        // out: n
+  // A batch of matrices of one shape (engine/batched_emulate.hpp; <= 65535): matrix i's U at
+  // u + i nblk n_pad m_pad, its per-vector arrays (all of the above) at + i m or + i n.
+  int64_t batch = 1;
 };
 void launch_accurate_exponents(const accurate_exponent_args& a, const modulus_table& tb,
                                cudaStream_t stream);

@@ -22,11 +22,16 @@ inline constexpr int64_t kScanBlocks = 2048;  // 132 SMs x 8 resident blocks of 
 
 // Generic per-vector reduction. Op: acc_t, init(), add(acc&, double, int64 v), merge(acc&, acc),
 // commit(int64 v, acc) (an integer atomic). k-contiguous: a warp per vector, lanes along l;
-// vector-contiguous: lanes along v, the 8 warps split l and meet in shared memory.
+// vector-contiguous: lanes along v, the 8 warps split l and meet in shared memory. A batch
+// (operand_vectors::batch): blockIdx.z is the operand, at x.ptr + z batch_stride, and Op sees its
+// vector v as z nvec + v.
 template <bool KContig, class Op>
 __global__ void __launch_bounds__(256)
-    scan_kernel(operand x, int64_t nvec, int64_t k, int chunk, const double* alpha_dev, Op op) {
+    scan_kernel(operand x, int64_t nvec, int64_t k, int chunk, const double* alpha_dev, Op op,
+                int64_t batch_stride) {
   if (skip_inputs(alpha_dev)) return;
+  x.ptr += blockIdx.z * batch_stride;
+  const int64_t vbase = blockIdx.z * nvec;
   using acc_t = typename Op::acc_t;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t l0 = static_cast<int64_t>(blockIdx.x) * chunk;
@@ -35,10 +40,10 @@ __global__ void __launch_bounds__(256)
     for (int64_t v = static_cast<int64_t>(blockIdx.y) * 8 + warp; v < nvec;
          v += static_cast<int64_t>(gridDim.y) * 8) {
       acc_t acc = op.init();
-      for (int64_t l = l0 + lane; l < l1; l += 32) op.add(acc, x.at(v, l), v);
+      for (int64_t l = l0 + lane; l < l1; l += 32) op.add(acc, x.at(v, l), vbase + v);
 #pragma unroll
       for (int mask = 16; mask > 0; mask /= 2) op.merge(acc, shfl_xor_value(acc, mask));
-      if (lane == 0) op.commit(v, acc);
+      if (lane == 0) op.commit(vbase + v, acc);
     }
   } else {
     __shared__ acc_t part[8][32];
@@ -47,29 +52,31 @@ __global__ void __launch_bounds__(256)
       const int64_t v = vb + lane;
       acc_t acc = op.init();
       if (v < nvec)
-        for (int64_t l = l0 + warp; l < l1; l += 8) op.add(acc, x.at(v, l), v);
+        for (int64_t l = l0 + warp; l < l1; l += 8) op.add(acc, x.at(v, l), vbase + v);
       part[warp][lane] = acc;
       __syncthreads();
       if (warp == 0 && v < nvec) {
         for (int w = 1; w < 8; ++w) op.merge(acc, part[w][lane]);
-        op.commit(v, acc);
+        op.commit(vbase + v, acc);
       }
       __syncthreads();
     }
   }
 }
 
+// batch, batch_stride: operand_vectors' (batch <= 65535, a grid dimension).
 template <class Op>
 void launch_scan(const operand& x, int64_t nvec, int64_t k, const double* alpha_dev, const Op& op,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, int64_t batch = 1, int64_t batch_stride = 0) {
   const unsigned gy = x.k_contiguous ? grid_dim(nvec, 8, 65535) : grid_dim(nvec, 32, 65535);
   int chunk = kScanChunkMax;
-  while (chunk > kScanChunkMin && int64_t{grid_dim(k, chunk)} * gy < kScanBlocks) chunk /= 2;
-  const dim3 grid(grid_dim(k, chunk), gy);
+  while (chunk > kScanChunkMin && int64_t{grid_dim(k, chunk)} * gy * batch < kScanBlocks)
+    chunk /= 2;
+  const dim3 grid(grid_dim(k, chunk), gy, static_cast<unsigned>(batch));
   if (x.k_contiguous)
-    scan_kernel<true><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
+    scan_kernel<true><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op, batch_stride);
   else
-    scan_kernel<false><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op);
+    scan_kernel<false><<<grid, 256, 0, stream>>>(x, nvec, k, chunk, alpha_dev, op, batch_stride);
 }
 
 // emax as launch_vector_scan stores it (+ kExponentBias; 0 for a zero vector), decoded.

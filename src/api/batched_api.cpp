@@ -2,16 +2,46 @@
 // checked first, then each matrix goes through the single call's entry (ozdgemm_dgemm or
 // ozdgemm_dgemm_reference, and the complex ones), so that matrix i's result is the single call's
 // on matrix i by construction.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "api/call_checks.hpp"
 #include "api/status.hpp"
+#include "common/logging.hpp"
+#include "common/stream_capture.hpp"
 #include "core/checked_math.hpp"
+#include "engine/batched_emulate.hpp"
+#include "engine/handle_context.hpp"
+#include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace ozdgemm::detail {
 namespace {
+
+// The workspace one chunk of a batch may take (dgemm_strided_batch_device): the cap when one is
+// set; else a quarter of the free device memory (the caller's own work needs room beside it),
+// at most 2 GiB, beyond which larger chunks only hold memory (a chunk of 2 GiB has long filled
+// the GPU); 1 GiB while the stream is captured, when the library asks CUDA nothing but stream
+// work.
+size_t batch_budget(cudaStream_t stream) {
+  const size_t cap = workspace_cap();
+  if (cap != 0) return cap;
+  constexpr size_t kMaxBudget = size_t{2} << 30;
+  if (stream_capturing(stream)) return size_t{1} << 30;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return size_t{1} << 30;
+  }
+  return std::min(free_bytes / 4, kMaxBudget);
+}
+
+// Matrix i of a strided operand (strides >= 0, the last matrix addressable: no overflow).
+template <class T>
+T* matrix_at(T* base, int64_t i, int64_t stride) {
+  return base + i * stride;
+}
 
 // Matrix i of a strided batch: base + i stride elements.
 template <class T>
@@ -137,6 +167,100 @@ ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOp
 }
 
 }  // namespace
+
+strided_batch_result dgemm_strided_batch_device(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t count, const ozdgemm_options_t& options) noexcept {
+  strided_batch_result out;
+  try {
+    checked_args args;
+    if (check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
+                          &args) != OZDGEMM_STATUS_SUCCESS ||
+        count < 1) {
+      out.declined = "invalid arguments";
+      return out;
+    }
+    const scaling_mode mode = to_mode(options.scaling);
+    const int8_gemm_backend gemm = resolve_int8_gemm(int8_gemm_backend::setting);
+    out.declined = batch_engine_refusal(m, n, k, args.moduli, mode, gemm);
+    if (out.declined != nullptr) return out;
+    if (stride_a < 0 || stride_b < 0 || stride_c < 0) {
+      out.declined = "negative strides";
+      return out;
+    }
+    // Matrices run concurrently: their C must not overlap (the per-matrix loop runs in order).
+    if (count > 1 && (stride_c == 0 || stride_c / n < ldc)) {
+      out.declined = "C matrices overlap";
+      return out;
+    }
+    // Every matrix lies between the first and the last (strides >= 0).
+    const void *last_a = nullptr, *last_b = nullptr, *last_c = nullptr;
+    if (!addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(double)) ||
+        !strided_element(A, count - 1, stride_a, sizeof(double), &last_a) ||
+        !strided_element(B, count - 1, stride_b, sizeof(double), &last_b) ||
+        !strided_element(C, count - 1, stride_c, sizeof(double), &last_c) ||
+        !addressable(args, m, n, k, last_a, lda, last_b, ldb, last_c, ldc, true, sizeof(double))) {
+      out.declined = "matrices outside the address space";
+      return out;
+    }
+    cudaStream_t stream = nullptr;
+    const bool dev = caller_stream(handle, &stream);
+    if (!dev && *alpha == 0.0) {  // C = beta C without reading A or B: the single call's path
+      out.declined = "alpha = 0";
+      return out;
+    }
+    const gemm_problem p{m, n, k, operand_a(args.oa, A, lda), operand_b(args.ob, B, ldb), C, ldc};
+    device_gemm call{p,
+                     scalar_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha},
+                     scalar_arg{dev ? beta : nullptr, dev ? 0.0 : *beta},
+                     args.moduli,
+                     mode,
+                     stream,
+                     nullptr,
+                     nullptr};
+    call.int8_gemm = gemm;
+    const batch_dims dims{
+        m,    n,   k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0,
+        gemm, mode};
+    out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
+    size_t bytes = 0;
+    if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {
+      out.declined = "one matrix's workspace exceeds the batch budget";
+      return out;
+    }
+    while (out.done < count) {
+      const int64_t q = std::min(out.per_chunk, count - out.done);
+      device_gemm_batch batch{call, q, stride_a, stride_b, stride_c};
+      batch.call.p.a.ptr = matrix_at(A, out.done, stride_a);
+      batch.call.p.b.ptr = matrix_at(B, out.done, stride_b);
+      batch.call.p.c = matrix_at(C, out.done, stride_c);
+      // The chunk's workspace is at most the first's: the context grows once.
+      const run_outcome r = run_batch_for_handle(handle, batch, bytes);
+      if (r.refused != nullptr) {
+        out.declined = r.refused;
+        return out;
+      }
+      out.s = r.s;
+      out.done += q;
+    }
+    out.declined = nullptr;
+  } catch (const std::exception& e) {
+    out.declined = "batched engine failed";
+    try {
+      logger().warn(
+          "strided batch: the batched engine failed after {} matrices ({}); the rest "
+          "run matrix by matrix",
+          out.done, e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    out.declined = "batched engine failed";
+  }
+  return out;
+}
+
 }  // namespace ozdgemm::detail
 
 using ozdgemm::detail::array_operands;
@@ -188,10 +312,19 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
     int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
     const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
     int64_t stride_c, int64_t batch_count, ozdgemm_options_t options) {
+  // A fixed count runs the batched engine when it takes the batch (matrices [0, served)), once
+  // run_batch has checked every matrix; the rest, and every other batch, matrix by matrix.
+  int64_t index = 0, served = 0;
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, strided_operands<double>{A, stride_a, B, stride_b, C, stride_c},
       [&](const double* a, const double* b, double* c) {
+        if (index++ == 0 && options.num_moduli > 0)
+          served = ozdgemm::detail::dgemm_strided_batch_device(
+                       handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
+                       beta, C, ldc, stride_c, batch_count, options)
+                       .done;
+        if (index <= served) return OZDGEMM_STATUS_SUCCESS;
         return ozdgemm_dgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
       });

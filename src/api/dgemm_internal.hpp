@@ -50,6 +50,30 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            ozdgemm_options_t options, bool run_native, bool choose_on_gpu,
                            const moduli_gate* gate = nullptr);
 
+// What dgemm_strided_batch_device did: matrices [0, done) are enqueued, with s moduli, in chunks
+// of per_chunk; the rest (all of them when done is 0, `declined` saying why) are the caller's to
+// serve matrix by matrix. declined is a static string.
+struct strided_batch_result {
+  int64_t done = 0;
+  int s = 0;
+  int64_t per_chunk = 0;
+  const char* declined = nullptr;
+};
+
+// A strided batch of real GEMMs (cuBLAS's arguments; matrix i at A + i stride_a, likewise B, C)
+// through the batched engine (engine/batched_emulate.hpp), chunk by chunk, when the engine can
+// take it: a fixed count, nonnegative strides, C matrices apart, one matrix's
+// products in one block of rows, alpha not a host zero, k > 0. A chunk holds as many matrices as
+// fit OZDGEMM_MAX_WORKSPACE's cap (set_workspace_cap), else min(2 GiB, a quarter of the free
+// device memory; 1 GiB under capture). Each C_i equals the single call's (ozdgemm_dgemm) bit for
+// bit. Nothing is enqueued for a declined batch; a chunk that throws or is refused by the
+// workspace limits ends the loop (logged), C of its matrices untouched. Never throws.
+strided_batch_result dgemm_strided_batch_device(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t count, const ozdgemm_options_t& options) noexcept;
+
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.
 bool in_native_fallback() noexcept;

@@ -72,6 +72,12 @@ struct operand_vectors {
   // The k of each vector that plane writers write (0: k_pad), at the row stride k_pad: a complex
   // call's Karatsuba form writes only the first half of B*'s columns (engine/pipeline.cpp).
   int64_t k_written = 0;
+  // A batch of `batch` operands of one shape (engine/batched_emulate.hpp): operand i's vectors at
+  // x.ptr + i batch_stride elements, its per-vector entries (statistics, exponents) at i nvec + v,
+  // its plane rows at i planes nvec_pad k_pad + v k_pad, planes [batch][planes][nvec_pad][k_pad]
+  // (plane t of operand i at (i planes + t) nvec_pad k_pad), so that operand i's planes are laid
+  // out as one call's. 1: one operand, as every single call has.
+  int64_t batch = 1, batch_stride = 0;
 };
 
 inline operand operand_a(op_kind op, const double* a, int64_t lda) {

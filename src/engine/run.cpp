@@ -150,6 +150,16 @@ run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& ca
                         });
 }
 
+run_outcome run_batch_for_handle(cublasHandle_t caller, const device_gemm_batch& batch,
+                                 size_t bytes) {
+  return run_with_rules(caller, batch.call, bytes,
+                        [&batch](const device_gemm& call, void* ws, moduli_choice*) {
+                          device_gemm_batch bound = batch;
+                          bound.call = call;  // the context's handle
+                          return enqueue_batched_emulation(bound, ws);
+                        });
+}
+
 run_outcome run_on_context(handle_context& ctx, device_gemm call) {
   run_outcome out;
   if (decline_under_capture(call, &out)) return out;

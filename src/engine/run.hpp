@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 
 #include "core/moduli_choice.hpp"
+#include "engine/batched_emulate.hpp"
 #include "engine/complex_gemm.hpp"
 #include "engine/emulate.hpp"
 #include "engine/handle_context.hpp"
@@ -53,6 +54,12 @@ run_outcome run_for_handle(cublasHandle_t caller, const device_gemm& call, size_
 // A', B*, T) under the same rules as run_for_handle: the capture and limit checks on the
 // embedded real call, then packs, pipeline and epilogue in one enqueue on the context.
 run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& call, size_t bytes);
+
+// A strided batch (engine/batched_emulate.hpp; `bytes` from batched_emulation_workspace_bytes)
+// under the same rules as run_for_handle, in one enqueue on the context: s, or a refusal by the
+// workspace limits (run_outcome::refused) with nothing enqueued.
+run_outcome run_batch_for_handle(cublasHandle_t caller, const device_gemm_batch& batch,
+                                 size_t bytes);
 
 // `call` on a context the caller owns (the host path's workers), sized here. The workspace
 // limits apply as handle_context::workspace enforces them (a refusal throws), and so does an

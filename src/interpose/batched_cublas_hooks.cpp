@@ -1,11 +1,14 @@
 // Intercepted cuBLAS batched GEMM entry points. Strided batches (cublasDgemmStridedBatched,
 // cublasZgemmStridedBatched, cublasGemmStridedBatchedEx with plain FP64 types, each also _64)
 // are routed once per batch on the shape of one matrix: the whole batch runs native when that
-// matrix would, else every matrix is served as its own GEMM (device_gemm.hpp), so each equals
-// the single call on it. Pointer-array batches (cublasDgemmBatched, cublasZgemmBatched,
-// cublasGemmBatchedEx, each also _64) hold their pointers in device memory, which the host would
-// have to wait for: unless OZDGEMM_POINTER_BATCHES=off they are routed the same way and a routed
-// batch is served in chunks copied into a packed buffer and back (engine/packed_batch.hpp), and
+// matrix would, else a real batch at a fixed moduli count runs as one emulation per chunk of
+// matrices (the batched engine, engine/batched_emulate.hpp) and any other batch (or what the
+// engine declined) matrix by matrix, each as its own GEMM (device_gemm.hpp): either way each
+// matrix equals the single call on it. Pointer-array batches (cublasDgemmBatched,
+// cublasZgemmBatched, cublasGemmBatchedEx, each also _64) hold their pointers in device memory,
+// which the host would have to wait for: unless OZDGEMM_POINTER_BATCHES=off they are routed the
+// same way and a routed batch is served in chunks copied into a packed buffer and back
+// (engine/packed_batch.hpp; each chunk a strided batch as above), and
 // grouped batches (cublasDgemmGroupedBatched, cublasGemmGroupedBatchedEx, each also _64) group
 // by group likewise; otherwise both are forwarded with a decision line (per group).
 // Invalid arguments, empty batches and batches whose C matrices overlap are forwarded unchanged,
@@ -13,6 +16,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
@@ -75,7 +79,48 @@ const char* gemm_name() {
   return std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64";
 }
 
-// Serves the batch matrix by matrix, or runs `native` (the batched call unchanged).
+// The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device) on a routed strided
+// batch of real matrices when the settings give a fixed count: returns how many
+// matrices, from the first, it enqueued (one decision line for them); the caller serves the rest
+// matrix by matrix. Complex batches: none.
+int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, int64_t stride_b,
+                           int64_t stride_c, int64_t count, const route& rt) noexcept {
+  try {
+    const ozdgemm_options_t o = api_options(settings());
+    if (o.num_moduli <= 0) return 0;  // a count per call: the per-matrix path
+    const auto t0 = std::chrono::steady_clock::now();
+    strided_batch_result b;
+    {
+      interception_scope scope;
+      b = dgemm_strided_batch_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda,
+                                     stride_a, r.b, r.ldb, stride_b, r.beta, r.c, r.ldc, stride_c,
+                                     count, o);
+    }
+    if (b.done == 0) {
+      logger().debug(
+          "{}: {} matrices of m={} n={} k={}: not for the batched engine ({}); "
+          "served matrix by matrix",
+          r.entry, count, r.m, r.n, r.k, b.declined);
+      return 0;
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    logger().debug("{}: {} of {} matrices by the batched engine, {} per chunk", r.entry, b.done,
+                   count, b.per_chunk);
+    log_call({r.entry, r.m, r.n, r.k, outcome::emulated, "batched engine: one emulation per chunk",
+              b.s, rt.predicted.native_ms, rt.predicted.emulated_ms, seconds});
+    return b.done;
+  } catch (...) {
+    return 0;  // before anything was enqueued (settings, logging)
+  }
+}
+int64_t serve_batch_engine(const device_request<cuDoubleComplex>&, int64_t, int64_t, int64_t,
+                           int64_t, const route&) noexcept {
+  return 0;
+}
+
+// Serves the batch through the batched engine where it can (serve_batch_engine), the rest matrix
+// by matrix, or runs `native` (the batched call unchanged).
 template <class T, class Native>
 cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcept {
   if (inside_interception() || in_native_fallback()) return native();
@@ -90,7 +135,8 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
                 rt.predicted.emulated_ms, 0.0});
       return native();
     }
-    for (int64_t i = 0; i < x.count; ++i) {
+    const int64_t served = serve_batch_engine(r, x.stride_a, x.stride_b, x.stride_c, x.count, rt);
+    for (int64_t i = served; i < x.count; ++i) {
       device_request<T> ri = r;
       ri.a += i * x.stride_a;
       ri.b += i * x.stride_b;
@@ -204,7 +250,23 @@ cublasStatus_t serve_pointers(const pointer_batch<T>& x, NativeRange&& native_ra
         continue;
       }
       pk.gather(device_scalars ? reinterpret_cast<const double*>(r.alpha) : nullptr, read_ab);
-      for (int64_t i = 0; i < here; ++i) {
+      // The packed copies are a strided batch: the batched engine takes what it can.
+      device_request<T> packed = r;
+      packed.a = static_cast<const T*>(pk.a(0));
+      packed.lda = std::max<int64_t>(1, rows_a);
+      packed.b = static_cast<const T*>(pk.b(0));
+      packed.ldb = std::max<int64_t>(1, rows_b);
+      packed.c = static_cast<T*>(pk.c(0));
+      packed.ldc = r.m;
+      const auto stride = [&](void* (packed_batch::*at)(int64_t) const) {
+        if (here == 1) return int64_t{0};
+        return static_cast<int64_t>(static_cast<const T*>((pk.*at)(1)) -
+                                    static_cast<const T*>((pk.*at)(0)));
+      };
+      const int64_t served =
+          serve_batch_engine(packed, stride(&packed_batch::a), stride(&packed_batch::b),
+                             stride(&packed_batch::c), here, rt);
+      for (int64_t i = served; i < here; ++i) {
         device_request<T> ri = r;
         ri.a = static_cast<const T*>(pk.a(i));
         ri.lda = std::max<int64_t>(1, rows_a);
