@@ -37,6 +37,17 @@ size_t batch_budget(cudaStream_t stream) {
   return std::min(free_bytes / 4, kMaxBudget);
 }
 
+// The L2 cache of the current device, in bytes (0 when it cannot be read: no batch then).
+size_t l2_cache_bytes() {
+  int device = 0, bytes = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return bytes > 0 ? static_cast<size_t>(bytes) : 0;
+}
+
 // Matrix i of a strided operand (strides >= 0, the last matrix addressable: no overflow).
 template <class T>
 T* matrix_at(T* base, int64_t i, int64_t stride) {
@@ -88,10 +99,9 @@ struct array_operands {
 // single(A_i, B_i, C_i) for each i in order. reads_ab: A and B are read (alpha != 0, or alpha
 // not readable on the host).
 template <class T, class Operands, class Single>
-ozdgemm_status_t run_batch(ozdgemm_status_t checked, const checked_args& args, int64_t m,
-                           int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
-                           bool reads_ab, int64_t batch_count, const Operands& operands,
-                           Single&& single) {
+ozdgemm_status_t run_batch(ozdgemm_status_t checked, const checked_args& args, int64_t m, int64_t n,
+                           int64_t k, int64_t lda, int64_t ldb, int64_t ldc, bool reads_ab,
+                           int64_t batch_count, const Operands& operands, Single&& single) {
   if (checked != OZDGEMM_STATUS_SUCCESS) return checked;
   if (batch_count < 0) return OZDGEMM_STATUS_INVALID_VALUE;
   if (batch_count == 0 || m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
@@ -154,15 +164,14 @@ ozdgemm_status_t zgemm_batch(const char* entry, char transa, char transb, int64_
 template <class T, class Operands, class Single>
 ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
-                              const T* alpha, int64_t lda, int64_t ldb, const T* beta,
-                              int64_t ldc, int64_t batch_count, const ozdgemm_options_t& options,
+                              const T* alpha, int64_t lda, int64_t ldb, const T* beta, int64_t ldc,
+                              int64_t batch_count, const ozdgemm_options_t& options,
                               const Operands& operands, Single&& single) {
   return guarded(entry, [&]() -> ozdgemm_status_t {
     checked_args args;
     const ozdgemm_status_t checked = check_device_args(handle, transa, transb, m, n, k, lda, ldb,
                                                        ldc, alpha, beta, options, &args);
-    return run_batch<T>(checked, args, m, n, k, lda, ldb, ldc, true, batch_count, operands,
-                        single);
+    return run_batch<T>(checked, args, m, n, k, lda, ldb, ldc, true, batch_count, operands, single);
   });
 }
 
@@ -224,6 +233,11 @@ strided_batch_result dgemm_strided_batch_device(
     const batch_dims dims{
         m,    n,   k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0,
         gemm, mode};
+    if (!products_fit_cache(dims, l2_cache_bytes())) {
+      out.declined =
+          "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
+      return out;
+    }
     out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
     size_t bytes = 0;
     if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {
@@ -272,9 +286,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched_reference(
     char transa, char transb, int64_t m, int64_t n, int64_t k, double alpha, const double* A,
     int64_t lda, int64_t stride_a, const double* B, int64_t ldb, int64_t stride_b, double beta,
     double* C, int64_t ldc, int64_t stride_c, int64_t batch_count, ozdgemm_options_t options) {
-  return ozdgemm::detail::dgemm_batch("ozdgemm_dgemm_strided_batched_reference", transa, transb, m,
-                                      n, k, alpha, lda, ldb, beta, ldc, batch_count, options,
-                                      strided_operands<double>{A, stride_a, B, stride_b, C, stride_c});
+  return ozdgemm::detail::dgemm_batch(
+      "ozdgemm_dgemm_strided_batched_reference", transa, transb, m, n, k, alpha, lda, ldb, beta,
+      ldc, batch_count, options, strided_operands<double>{A, stride_a, B, stride_b, C, stride_c});
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched_reference(
@@ -288,9 +302,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched_reference(
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched_reference(
     char transa, char transb, int64_t m, int64_t n, int64_t k, cuDoubleComplex alpha,
-    const cuDoubleComplex* A, int64_t lda, int64_t stride_a, const cuDoubleComplex* B,
-    int64_t ldb, int64_t stride_b, cuDoubleComplex beta, cuDoubleComplex* C, int64_t ldc,
-    int64_t stride_c, int64_t batch_count, ozdgemm_options_t options) {
+    const cuDoubleComplex* A, int64_t lda, int64_t stride_a, const cuDoubleComplex* B, int64_t ldb,
+    int64_t stride_b, cuDoubleComplex beta, cuDoubleComplex* C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count, ozdgemm_options_t options) {
   return ozdgemm::detail::zgemm_batch(
       "ozdgemm_zgemm_strided_batched_reference", transa, transb, m, n, k, alpha, lda, ldb, beta,
       ldc, batch_count, options,
@@ -308,10 +322,10 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched_reference(
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
-    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
-    int64_t stride_c, int64_t batch_count, ozdgemm_options_t options) {
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t batch_count, ozdgemm_options_t options) {
   // A fixed count runs the batched engine when it takes the batch (matrices [0, served)), once
   // run_batch has checked every matrix; the rest, and every other batch, matrix by matrix.
   int64_t index = 0, served = 0;
@@ -331,10 +345,10 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const double* alpha, const double* const A[], int64_t lda,
-    const double* const B[], int64_t ldb, const double* beta, double* const C[], int64_t ldc,
-    int64_t batch_count, ozdgemm_options_t options) {
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* const A[], int64_t lda, const double* const B[],
+    int64_t ldb, const double* beta, double* const C[], int64_t ldc, int64_t batch_count,
+    ozdgemm_options_t options) {
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, array_operands<double>{A, B, C},
@@ -345,8 +359,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched(
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
     int64_t stride_a, const cuDoubleComplex* B, int64_t ldb, int64_t stride_b,
     const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc, int64_t stride_c,
     int64_t batch_count, ozdgemm_options_t options) {
@@ -361,9 +375,9 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* const A[],
-    int64_t lda, const cuDoubleComplex* const B[], int64_t ldb, const cuDoubleComplex* beta,
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* const A[], int64_t lda,
+    const cuDoubleComplex* const B[], int64_t ldb, const cuDoubleComplex* beta,
     cuDoubleComplex* const C[], int64_t ldc, int64_t batch_count, ozdgemm_options_t options) {
   return ozdgemm::detail::device_batch<cuDoubleComplex>(
       "ozdgemm_zgemm_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,

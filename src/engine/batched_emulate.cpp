@@ -261,6 +261,14 @@ int64_t batch_chunk(const batch_dims& d, int64_t count, size_t budget) noexcept 
   return lo;
 }
 
+bool products_fit_cache(const batch_dims& d, size_t l2_bytes) noexcept {
+  if (d.m < 1 || d.n < 1 || d.s < 1 || !fits_gpu_path(d.m, d.n, d.k < 1 ? 1 : d.k, false))
+    return false;
+  const double products = 4.0 * d.s * static_cast<double>(round_up(d.m, kPad)) *
+                          static_cast<double>(round_up(d.n, kPad));
+  return products <= 0.5 * static_cast<double>(l2_bytes);
+}
+
 const char* batch_engine_refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                  scaling_mode mode, int8_gemm_backend gemm) noexcept {
   if (!moduli.is_fixed() || !moduli.valid()) return "the moduli count is chosen per call";

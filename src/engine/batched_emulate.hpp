@@ -68,6 +68,14 @@ int64_t batch_chunk(const batch_dims& d, int64_t count, size_t budget) noexcept;
 const char* batch_engine_refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                  scaling_mode mode, int8_gemm_backend gemm) noexcept;
 
+// Whether one matrix's INT32 products (s m_pad n_pad 4 bytes) fit in half of an L2 cache of
+// `l2_bytes`. Above that the engine is slower than one call per matrix, which finds most of
+// each matrix's products still in the cache when its CRT reads them (H100, 50 MB: at s = 14,
+// 32 x 1024^3 ran 4.6 ms one matrix per chunk, 5.7-6.5 ms two or more; 16 x 2048^3 7.7 against
+// 11.6-12.1); below it the matrices' launches dominate and larger chunks win (64 x 512^3: 2.8 ms
+// in one chunk, 5.0 in chunks of 2). Pure.
+bool products_fit_cache(const batch_dims& d, size_t l2_bytes) noexcept;
+
 // Enqueues the whole batch on batch.call.stream with no host synchronisation and returns the
 // moduli count. The workspace must hold batched_emulation_workspace_bytes for the batch's dims.
 // Throws std::invalid_argument for a batch outside the engine's scope (see above), cuda_error /

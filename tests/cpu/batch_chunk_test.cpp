@@ -163,3 +163,27 @@ TEST(BatchChunk, ScopeOfTheEngine) {
 
 }  // namespace
 }  // namespace ozdgemm::test
+
+namespace ozdgemm::test {
+namespace {
+
+// One matrix's INT32 products against half the L2 cache: 512^2 at s = 14 (14 MiB) fits an
+// H100's 50 MiB, 1024^2 (56 MiB) does not; the padded sizes count; no cache, no batch.
+TEST(BatchChunk, ProductsFitHalfTheCache) {
+  const size_t h100 = size_t{50} << 20;
+  batch_dims d{512, 512, 512, 14, false, false, int8_gemm_backend::cublas};
+  EXPECT_TRUE(detail::products_fit_cache(d, h100));
+  d.m = d.n = 1024;
+  EXPECT_FALSE(detail::products_fit_cache(d, h100));
+  d.m = d.n = 672;  // 24.1 MiB
+  EXPECT_TRUE(detail::products_fit_cache(d, h100));
+  d.m = 657;  // padded to 672
+  EXPECT_TRUE(detail::products_fit_cache(d, h100));
+  d.m = d.n = 673;  // padded to 688: 25.3 MiB
+  EXPECT_FALSE(detail::products_fit_cache(d, h100));
+  EXPECT_FALSE(detail::products_fit_cache(
+      batch_dims{16, 16, 16, 14, false, false, int8_gemm_backend::cublas}, 0));
+}
+
+}  // namespace
+}  // namespace ozdgemm::test

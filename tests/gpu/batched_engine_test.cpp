@@ -120,7 +120,7 @@ TEST_P(BatchedEngine, EqualsTheSingleCallBitwise) {
   std::vector<double> hc(static_cast<size_t>(q * stride_c));
   std::normal_distribution<double> nd;
   for (double& x : hc) x = nd(g);
-  hc[static_cast<size_t>(stride_c + 1)] = NAN;  // C_1(1, 0): beta = 0 must not read it
+  if (q > 1) hc[static_cast<size_t>(stride_c + 1)] = NAN;  // C_1(1, 0): beta = 0 must not read it
 
   device_buffer<double> a(ha.data), b(hb.data), c_batch(hc), c_single(hc);
   device_buffer<double> scalars(std::vector<double>{tc.alpha, tc.beta});
