@@ -175,19 +175,7 @@ void batch_accurate_exponents(const device_gemm_batch& b, const batch_layout& L,
         mk,      nk,      L.nblk * mn};
     int8_gemm_views(g, shape, L.bound_a + k0, L.bound_b + k0, L.bound_u + blk * mn, false);
   }
-  accurate_exponent_args a{};
-  a.u = L.bound_u;
-  a.nblk = L.nblk;
-  a.m = p.m;
-  a.n = p.n;
-  a.m_pad = L.m_pad;
-  a.n_pad = L.n_pad;
-  a.emax_a_enc = L.emax_a;
-  a.emax_b_enc = L.emax_b;
-  a.head_b = L.head_b;
-  a.row_max_bits = L.row_max;
-  a.exp_a = L.exp_a;
-  a.exp_b = L.exp_b;
+  accurate_exponent_args a = accurate_args(L, p.m, p.n);
   a.batch = b.count;
   launch_accurate_exponents(a, tb, g.stream);
   OZDGEMM_CHECK_LAUNCH();

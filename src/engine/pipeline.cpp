@@ -99,20 +99,7 @@ void scan_operand(const operand_vectors& v, bool stats, bool fast, int* emax, ui
 }
 
 void accurate_exponents(const device_gemm& call, const layout& L, const modulus_table& tb) {
-  accurate_exponent_args a{};
-  a.u = L.bound_u;
-  a.nblk = L.nblk;
-  a.m = call.p.m;
-  a.n = call.p.n;
-  a.m_pad = L.m_pad;
-  a.n_pad = L.n_pad;
-  a.emax_a_enc = L.emax_a;
-  a.emax_b_enc = L.emax_b;
-  a.head_b = L.head_b;
-  a.row_max_bits = L.row_max;
-  a.exp_a = L.exp_a;
-  a.exp_b = L.exp_b;
-  launch_accurate_exponents(a, tb, call.stream);
+  launch_accurate_exponents(accurate_args(L, call.p.m, call.p.n), tb, call.stream);
 }
 
 void record(cudaEvent_t e, cudaStream_t s) {

@@ -13,6 +13,7 @@
 #include "crt.cuh"
 #include "engine/emulate.hpp"
 #include "engine/layout.hpp"
+#include "scaling.cuh"
 
 namespace ozdgemm::detail {
 
@@ -42,6 +43,26 @@ operand_vectors residue_vectors_b(const device_gemm& call, const layout& L);
 void scan_operand(const operand_vectors& v, bool stats, bool fast, int* emax, uint32_t* flags,
                   unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* sum_q2,
                   unsigned long long* norm1, cudaStream_t st);
+
+// The arguments of accurate mode's exponent kernels for an m x n call (or every matrix of a
+// batch: batch_layout in engine/batched_emulate.cpp has the same arrays), from its layout.
+template <class Layout>
+accurate_exponent_args accurate_args(const Layout& L, int64_t m, int64_t n) {
+  accurate_exponent_args a{};
+  a.u = L.bound_u;
+  a.nblk = L.nblk;
+  a.m = m;
+  a.n = n;
+  a.m_pad = L.m_pad;
+  a.n_pad = L.n_pad;
+  a.emax_a_enc = L.emax_a;
+  a.emax_b_enc = L.emax_b;
+  a.head_b = L.head_b;
+  a.row_max_bits = L.row_max;
+  a.exp_a = L.exp_a;
+  a.exp_b = L.exp_b;
+  return a;
+}
 
 // Accurate mode's exponents for one moduli count, from the bound GEMM's U.
 void accurate_exponents(const device_gemm& call, const layout& L, const modulus_table& tb);

@@ -94,6 +94,12 @@ T* buffer() {
   return b.data();
 }
 
+// C = A A^T + 0 C, lower, of order n and depth k, on the buffer p.
+rank_k_call<double> syrk_lower(double* p, int64_t n, int64_t k) {
+  return rank_k_call<double>{
+      rank_k_kind::syrk, uplo_kind::lower, trans_kind::n, n, k, 1.0, p, n, nullptr, 0, 0.0, p, n};
+}
+
 template <class T>
 void check_every_combination() {
   T* p = buffer<T>();
@@ -129,19 +135,7 @@ TEST(Level3Price, AddsUpWhatTheBlockedFormRunsComplex) { check_every_combination
 // quarter of their native time, four native SYRKs of order 64; native: one SYRK of order 256.
 TEST(Level3Price, SyrkByHand) {
   double* p = buffer<double>();
-  const rank_k_call<double> x{rank_k_kind::syrk,
-                              uplo_kind::lower,
-                              trans_kind::n,
-                              256,
-                              100,
-                              1.0,
-                              p,
-                              256,
-                              nullptr,
-                              0,
-                              0.0,
-                              p,
-                              256};
+  const rank_k_call<double> x = syrk_lower(p, 256, 100);
   const detail::level3_price got = detail::price_blocked(x, 64, quarter);
   const double gemms = (128.0 * 128 * 100 + 2 * 64.0 * 64 * 100) / 4;
   const double diagonal = 4 * (65.0 / 128) * 64 * 64 * 100;
@@ -163,19 +157,7 @@ TEST(Level3Price, SyrkByHand) {
                                   p,
                                   256};
   EXPECT_FALSE(detail::price_blocked(z, 64, quarter).splits);
-  const rank_k_call<double> thin{rank_k_kind::syrk,
-                                 uplo_kind::lower,
-                                 trans_kind::n,
-                                 256,
-                                 32,
-                                 1.0,
-                                 p,
-                                 256,
-                                 nullptr,
-                                 0,
-                                 0.0,
-                                 p,
-                                 256};
+  const rank_k_call<double> thin = syrk_lower(p, 256, 32);
   const detail::level3_price t = detail::price_blocked(thin, 64, quarter);
   EXPECT_FALSE(t.splits);
   EXPECT_STREQ(t.why, "small");
@@ -216,19 +198,7 @@ TEST(Level3Price, AMarginalGainOnTheBlocksKeepsTheCallNative) {
 TEST(Level3Price, TheNativeRoutinesEfficiency) {
   double* p = buffer<double>();
   const detail::native_efficiency half{0.5, 0.25, 1.0, 1.0};
-  const rank_k_call<double> x{rank_k_kind::syrk,
-                              uplo_kind::lower,
-                              trans_kind::n,
-                              256,
-                              100,
-                              1.0,
-                              p,
-                              256,
-                              nullptr,
-                              0,
-                              0.0,
-                              p,
-                              256};
+  const rank_k_call<double> x = syrk_lower(p, 256, 100);
   const detail::level3_price plain = detail::price_blocked(x, 64, quarter);
   const detail::level3_price slow = detail::price_blocked(x, 64, quarter, half);
   const double gemms = (128.0 * 128 * 100 + 2 * 64.0 * 64 * 100) / 4;
