@@ -9,6 +9,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "crt.cuh"
+#include "engine/carver.hpp"
 #include "engine/layout.hpp"
 #include "engine/pipeline.hpp"
 #include "residues.cuh"
@@ -54,45 +55,6 @@ struct batch_layout {
   bool fits;
 };
 
-// Carves typed, 256-byte aligned arrays of checked sizes out of `base` (null: sizes only); the
-// first overflow turns ok_ false, and nothing carved may then be used.
-class carve {
- public:
-  explicit carve(void* base) : base_(static_cast<char*>(base)) {}
-  int64_t count(int64_t a, int64_t b, int64_t c = 1, int64_t d = 1) {
-    int64_t r = 0;
-    if (!checked_mul(a, b, &r) || !checked_mul(r, c, &r) || !checked_mul(r, d, &r)) {
-      ok_ = false;
-      return 0;
-    }
-    return r;
-  }
-  template <class T>
-  T* take(int64_t count) {
-    size_t bytes = 0, end = 0;
-    const size_t start = align();
-    if (!checked_bytes(count, sizeof(T), &bytes) || !checked_add(start, bytes, &end) ||
-        end > static_cast<size_t>(PTRDIFF_MAX)) {
-      ok_ = false;
-      return nullptr;
-    }
-    offset_ = end;
-    return base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + start);
-  }
-  size_t align() {
-    if (offset_ > static_cast<size_t>(PTRDIFF_MAX)) ok_ = false;
-    if (ok_) offset_ = (offset_ + 255) / 256 * 256;
-    return offset_;
-  }
-  size_t used() const { return offset_; }
-  bool ok() const { return ok_; }
-
- private:
-  char* base_;
-  size_t offset_ = 0;
-  bool ok_ = true;
-};
-
 // Sizes beyond the GPU path's (core/gemm_problem.hpp) are refused first, so that round_up and
 // the padded sizes below cannot overflow; every count and byte size after that is checked.
 batch_layout make_batch_layout(void* base, const batch_dims& d, int64_t count) {
@@ -109,7 +71,7 @@ batch_layout make_batch_layout(void* base, const batch_dims& d, int64_t count) {
   const bool accurate = d.mode == scaling_mode::accurate;
   L.qa = d.broadcast_a && !accurate ? 1 : count;
   L.qb = d.broadcast_b && !accurate ? 1 : count;
-  carve c(base);
+  carver c(base);
   const int64_t va = c.count(L.qa, d.m), vb = c.count(L.qb, d.n);
   L.emax_a = c.take<int>(va);
   L.flags_a = c.take<uint32_t>(va);
