@@ -3,13 +3,13 @@
 // ozdgemm_dgemm_reference, and the complex ones), so that matrix i's result is the single call's
 // on matrix i by construction.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "api/call_checks.hpp"
 #include "api/status.hpp"
 #include "common/logging.hpp"
-#include "common/stream_capture.hpp"
 #include "core/checked_math.hpp"
 #include "engine/batched_emulate.hpp"
 #include "engine/handle_context.hpp"
@@ -19,33 +19,35 @@
 namespace ozdgemm::detail {
 namespace {
 
-// The workspace one chunk of a batch may take (dgemm_strided_batch_device): the cap when one is
-// set; else a quarter of the free device memory (the caller's own work needs room beside it),
-// at most 2 GiB, beyond which larger chunks only hold memory (a chunk of 2 GiB has long filled
-// the GPU); 1 GiB while the stream is captured, when the library asks CUDA nothing but stream
-// work.
+// The workspace one chunk of a batch may take (dgemm_strided_batch_device): the batch budget
+// (engine/handle_context.hpp), at most 2 GiB without a cap: beyond that larger chunks only hold
+// memory (a chunk of 2 GiB has long filled the GPU).
 size_t batch_budget(cudaStream_t stream) {
-  const size_t cap = workspace_cap();
-  if (cap != 0) return cap;
   constexpr size_t kMaxBudget = size_t{2} << 30;
-  if (stream_capturing(stream)) return size_t{1} << 30;
-  size_t free_bytes = 0, total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return size_t{1} << 30;
-  }
-  return std::min(free_bytes / 4, kMaxBudget);
+  const size_t budget = batch_workspace_budget(stream);
+  return workspace_cap() != 0 ? budget : std::min(budget, kMaxBudget);
 }
 
-// The L2 cache of the current device, in bytes (0 when it cannot be read: no batch then).
+// The L2 cache of the current device, in bytes (0 when it cannot be read: no batch then), read
+// from CUDA once per device.
 size_t l2_cache_bytes() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> cached[kDevices] = {};  // bytes + 1; 0: not read yet
   int device = 0, bytes = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  return bytes > 0 ? static_cast<size_t>(bytes) : 0;
+  const bool slot = device >= 0 && device < kDevices;
+  if (slot && cached[device].load(std::memory_order_relaxed) > 0)
+    return static_cast<size_t>(cached[device].load(std::memory_order_relaxed) - 1);
+  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  bytes = bytes > 0 ? bytes : 0;
+  if (slot && bytes < INT32_MAX) cached[device].store(bytes + 1, std::memory_order_relaxed);
+  return static_cast<size_t>(bytes);
 }
 
 // Matrix i of a strided operand (strides >= 0, the last matrix addressable: no overflow).
@@ -94,14 +96,19 @@ struct array_operands {
   }
 };
 
+// No step over the whole batch: every matrix through the single call.
+constexpr auto matrix_by_matrix = [] { return int64_t{0}; };
+
 // Checks every argument of the batch (`checked`, the single call's rules with `args`;
-// batch_count >= 0, the arrays, every matrix in the address space), then runs
-// single(A_i, B_i, C_i) for each i in order. reads_ab: A and B are read (alpha != 0, or alpha
-// not readable on the host).
-template <class T, class Operands, class Single>
+// batch_count >= 0, the arrays, every matrix in the address space), then runs whole(), a step
+// over the whole batch that returns how many matrices, from the first, it has served (the
+// batched engine), and single(A_i, B_i, C_i) for each remaining i in order. reads_ab: A and B
+// are read (alpha != 0, or alpha not readable on the host).
+template <class T, class Operands, class Whole, class Single>
 ozdgemm_status_t run_batch(ozdgemm_status_t checked, const checked_args& args, int64_t m, int64_t n,
                            int64_t k, int64_t lda, int64_t ldb, int64_t ldc, bool reads_ab,
-                           int64_t batch_count, const Operands& operands, Single&& single) {
+                           int64_t batch_count, const Operands& operands, Whole&& whole,
+                           Single&& single) {
   if (checked != OZDGEMM_STATUS_SUCCESS) return checked;
   if (batch_count < 0) return OZDGEMM_STATUS_INVALID_VALUE;
   if (batch_count == 0 || m == 0 || n == 0) return OZDGEMM_STATUS_SUCCESS;
@@ -113,7 +120,7 @@ ozdgemm_status_t run_batch(ozdgemm_status_t checked, const checked_args& args, i
         !addressable(args, m, n, k, a, lda, b, ldb, c, ldc, reads_ab, sizeof(T)))
       return OZDGEMM_STATUS_INVALID_VALUE;
   }
-  for (int64_t i = 0; i < batch_count; ++i) {
+  for (int64_t i = whole(); i < batch_count; ++i) {
     const T *a = nullptr, *b = nullptr;
     T* c = nullptr;
     operands.at(i, &a, &b, &c);
@@ -133,7 +140,8 @@ ozdgemm_status_t dgemm_batch(const char* entry, char transa, char transb, int64_
     const ozdgemm_status_t checked =
         check_reference_args(transa, transb, m, n, k, lda, ldb, ldc, options, &args);
     return run_batch<double>(checked, args, m, n, k, lda, ldb, ldc, alpha != 0.0, batch_count,
-                             operands, [&](const double* a, const double* b, double* c) {
+                             operands, matrix_by_matrix,
+                             [&](const double* a, const double* b, double* c) {
                                return ozdgemm_dgemm_reference(transa, transb, m, n, k, alpha, a,
                                                               lda, b, ldb, beta, c, ldc, options);
                              });
@@ -151,7 +159,7 @@ ozdgemm_status_t zgemm_batch(const char* entry, char transa, char transb, int64_
     const ozdgemm_status_t checked =
         check_reference_args(transa, transb, m, n, k, lda, ldb, ldc, options, &args);
     return run_batch<cuDoubleComplex>(
-        checked, args, m, n, k, lda, ldb, ldc, reads_ab, batch_count, operands,
+        checked, args, m, n, k, lda, ldb, ldc, reads_ab, batch_count, operands, matrix_by_matrix,
         [&](const cuDoubleComplex* a, const cuDoubleComplex* b, cuDoubleComplex* c) {
           return ozdgemm_zgemm_reference(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
                                          ldc, options);
@@ -160,22 +168,37 @@ ozdgemm_status_t zgemm_batch(const char* entry, char transa, char transb, int64_
 }
 
 // The device forms: cuBLAS's rules for the single call; alpha may be in device memory, so A and
-// B are taken as read.
-template <class T, class Operands, class Single>
+// B are taken as read. `whole` as run_batch's.
+template <class T, class Operands, class Whole, class Single>
 ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
                               const T* alpha, int64_t lda, int64_t ldb, const T* beta, int64_t ldc,
                               int64_t batch_count, const ozdgemm_options_t& options,
-                              const Operands& operands, Single&& single) {
+                              const Operands& operands, Whole&& whole, Single&& single) {
   return guarded(entry, [&]() -> ozdgemm_status_t {
     checked_args args;
     const ozdgemm_status_t checked = check_device_args(handle, transa, transb, m, n, k, lda, ldb,
                                                        ldc, alpha, beta, options, &args);
-    return run_batch<T>(checked, args, m, n, k, lda, ldb, ldc, true, batch_count, operands, single);
+    return run_batch<T>(checked, args, m, n, k, lda, ldb, ldc, true, batch_count, operands, whole,
+                        single);
   });
 }
 
 }  // namespace
+
+const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
+                                       const ozdgemm_options_t& options) noexcept {
+  if (count < 2) return "one matrix";
+  if (options.num_moduli <= 0) return "the moduli count is chosen per call";
+  const moduli_setting moduli = moduli_setting::fixed(options.num_moduli);
+  const scaling_mode mode = to_mode(options.scaling);
+  const int8_gemm_backend gemm = resolve_int8_gemm(int8_gemm_backend::setting);
+  if (const char* why = batch_engine_refusal(m, n, k, moduli, mode, gemm)) return why;
+  const batch_dims dims{m, n, k, options.num_moduli, false, false, gemm, mode};
+  if (!products_fit_cache(dims, l2_cache_bytes()))
+    return "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
+  return nullptr;
+}
 
 strided_batch_result dgemm_strided_batch_device(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
@@ -326,19 +349,20 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
     int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
     int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
     int64_t batch_count, ozdgemm_options_t options) {
-  // A fixed count runs the batched engine when it takes the batch (matrices [0, served)), once
-  // run_batch has checked every matrix; the rest, and every other batch, matrix by matrix.
-  int64_t index = 0, served = 0;
+  // A fixed count runs the batched engine over the checked batch where it takes it (the
+  // matrices it returns as done, from the first); the rest, and every other batch, matrix by
+  // matrix.
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, strided_operands<double>{A, stride_a, B, stride_b, C, stride_c},
+      [&] {
+        if (options.num_moduli <= 0) return int64_t{0};
+        return ozdgemm::detail::dgemm_strided_batch_device(handle, transa, transb, m, n, k, alpha,
+                                                           A, lda, stride_a, B, ldb, stride_b, beta,
+                                                           C, ldc, stride_c, batch_count, options)
+            .done;
+      },
       [&](const double* a, const double* b, double* c) {
-        if (index++ == 0 && options.num_moduli > 0)
-          served = ozdgemm::detail::dgemm_strided_batch_device(
-                       handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b,
-                       beta, C, ldc, stride_c, batch_count, options)
-                       .done;
-        if (index <= served) return OZDGEMM_STATUS_SUCCESS;
         return ozdgemm_dgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
       });
@@ -351,7 +375,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_batched(
     ozdgemm_options_t options) {
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
-      batch_count, options, array_operands<double>{A, B, C},
+      batch_count, options, array_operands<double>{A, B, C}, ozdgemm::detail::matrix_by_matrix,
       [&](const double* a, const double* b, double* c) {
         return ozdgemm_dgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
@@ -368,6 +392,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
       "ozdgemm_zgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options,
       strided_operands<cuDoubleComplex>{A, stride_a, B, stride_b, C, stride_c},
+      ozdgemm::detail::matrix_by_matrix,
       [&](const cuDoubleComplex* a, const cuDoubleComplex* b, cuDoubleComplex* c) {
         return ozdgemm_zgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
@@ -382,6 +407,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched(
   return ozdgemm::detail::device_batch<cuDoubleComplex>(
       "ozdgemm_zgemm_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, array_operands<cuDoubleComplex>{A, B, C},
+      ozdgemm::detail::matrix_by_matrix,
       [&](const cuDoubleComplex* a, const cuDoubleComplex* b, cuDoubleComplex* c) {
         return ozdgemm_zgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);

@@ -74,6 +74,14 @@ strided_batch_result dgemm_strided_batch_device(
     int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
     int64_t count, const ozdgemm_options_t& options) noexcept;
 
+// Why the batched engine would not take a strided batch of `count` real m x n x k matrices
+// with these options, from its shape alone (a static string), or nullptr: a fixed count, the
+// engine's scope (batch_engine_refusal), more than one matrix, and one matrix's INT32 products
+// within half the L2 cache of the current device (products_fit_cache). What the model prices a
+// batch by (interpose/device_gemm.cpp); dgemm_strided_batch_device checks the same first.
+const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
+                                       const ozdgemm_options_t& options) noexcept;
+
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.
 bool in_native_fallback() noexcept;

@@ -33,25 +33,10 @@ double expected_ms(const count_gate& gate, const count_tally& t, bool host_choic
   return choice_ms + sum / t.total;
 }
 
-}  // namespace
-
-route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
-                   int64_t k, bool reads_c, const gpu_rates& rates, double native_work,
-                   bool karatsuba, const moduli_outlook* outlook) {
-  if (blocked != nullptr) return {false, blocked, {0.0, 0.0}};
-  prediction p = site == call_site::device
-                     ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates, karatsuba)
-                     : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
-  p.native_ms *= native_work;
-  switch (cfg.mode) {
-    case run_mode::native:
-      return {false, "OZDGEMM_MODE=native", p};
-    case run_mode::emulate:
-      return {true, "OZDGEMM_MODE=emulate", p};
-    case run_mode::automatic:
-      break;
-  }
-  if (std::min({m, n, k}) < cfg.min_dim) return {false, "auto: below OZDGEMM_MIN_DIM", p};
+// Auto mode's model past the size floor (decide_route).
+route decide_by_model(const config& cfg, call_site site, int64_t m, int64_t n, int64_t k,
+                      bool reads_c, const gpu_rates& rates, bool karatsuba,
+                      const moduli_outlook* outlook, prediction p) {
   const double bar = (1.0 - cfg.auto_margin) * p.native_ms;
   if (outlook == nullptr || !cfg.moduli.chooses_per_call()) {
     if (p.emulated_ms < bar) return {true, "auto: model predicts emulation faster", p};
@@ -86,17 +71,55 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
   return {false, "auto: model predicts native faster at this shape's recent counts", p};
 }
 
-route batch_route(const config& cfg, const route& single, int64_t count) {
-  if (!single.emulate || cfg.mode != run_mode::automatic || count <= 1) return single;
+}  // namespace
+
+route decide_route(const config& cfg, call_site site, const char* blocked, int64_t m, int64_t n,
+                   int64_t k, bool reads_c, const gpu_rates& rates, double native_work,
+                   bool karatsuba, const moduli_outlook* outlook) {
+  if (blocked != nullptr) return {false, blocked, {0.0, 0.0}};
+  prediction p = site == call_site::device
+                     ? predict_device(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates, karatsuba)
+                     : predict_host(m, n, k, cfg.moduli, cfg.scaling, reads_c, rates);
+  p.native_ms *= native_work;
+  switch (cfg.mode) {
+    case run_mode::native:
+      return {false, "OZDGEMM_MODE=native", p};
+    case run_mode::emulate:
+      return {true, "OZDGEMM_MODE=emulate", p};
+    case run_mode::automatic:
+      break;
+  }
+  if (std::min({m, n, k}) < cfg.min_dim) return {false, "auto: below OZDGEMM_MIN_DIM", p};
+  route r = decide_by_model(cfg, site, m, n, k, reads_c, rates, karatsuba, outlook, p);
+  r.priced = true;
+  return r;
+}
+
+route batch_route(const config& cfg, const route& single, int64_t count, const prediction* engine) {
+  if (cfg.mode != run_mode::automatic || count <= 1) return single;
+  if (engine != nullptr && single.priced && cfg.moduli.is_fixed()) {
+    route r{engine->emulated_ms < (1.0 - cfg.auto_margin) * engine->native_ms,
+            "auto: model predicts the batched engine faster", *engine};
+    if (!r.emulate)
+      r.reason =
+          "auto: model predicts the native batched routine faster than the "
+          "batched engine";
+    r.priced = r.engine = true;
+    return r;
+  }
+  if (!single.emulate) return single;
   const prediction& one = single.predicted;
   if (!(one.emulated_ms < (1.0 - cfg.auto_margin) * one.native_ms)) return single;  // a trial
   const double latency = std::min(native_latency_ms(), one.native_ms);
   const double n = static_cast<double>(count);
   const prediction all{latency + n * (one.native_ms - latency), n * one.emulated_ms};
   if (all.emulated_ms < (1.0 - cfg.auto_margin) * all.native_ms)
-    return {true, single.reason, all, single.gate};
+    return {true, single.reason, all, single.gate, true};
   return {false,
-          "auto: model predicts the native batched routine faster (one emulation per matrix)", all};
+          "auto: model predicts the native batched routine faster (one emulation per matrix)",
+          all,
+          {},
+          true};
 }
 
 }  // namespace ozdgemm::detail

@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "core/moduli_choice.hpp"
-#include "engine/moduli_history.hpp"
 #include "dispatch/performance_model.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/moduli_history.hpp"
 
 namespace ozdgemm::detail {
 
@@ -53,6 +53,8 @@ struct route {
   const char* reason;    // static string, for the decision line and the exit summary
   prediction predicted;  // zero when the call was blocked
   count_gate gate{};     // pass to the engine with an emulated per-call choice
+  bool priced = false;   // auto mode's model decided (past the size floor)
+  bool engine = false;   // a batch priced as one run of the batched engine (batch_route)
 };
 
 // Auto mode's rule for a shape the history has no count for: priced at its family's recent
@@ -80,13 +82,18 @@ route decide_route(const config& cfg, call_site site, const char* blocked, int64
                    int64_t k, bool reads_c, const gpu_rates& rates, double native_work = 1.0,
                    bool karatsuba = false, const moduli_outlook* outlook = nullptr);
 
-// A batch of `count` matrices that the library serves one GEMM each (a GEMM's emulation per
-// matrix), given `single`, the route of one of them. Where auto mode's model chose emulation for
-// the matrix, the whole batch is priced again: the native batched routine pays its fixed cost
-// once (its matrices run together), the emulation its own per matrix; a batch that does not pay
-// runs native. Any other route (blocked, native or emulate mode, the size floor, a trial of the
+// A batch of `count` matrices, given `single`, the route of one of them. `engine`: the batch's
+// prediction as one run of the batched engine (predict_device_batch) when the engine would take
+// it, else null. Where auto mode's model decided the matrix (either way), a batch the engine
+// takes is priced as the engine runs it, and the route says so (`engine`: the caller must then
+// run the engine or the native routine, not one emulation per matrix, which was not priced).
+// Where the model chose emulation for the matrix and the engine would not take the batch, the
+// library serves one GEMM each: the native batched routine pays its fixed cost once (its
+// matrices run together), the emulation its own per matrix; a batch that does not pay runs
+// native. Any other route (blocked, native or emulate mode, the size floor, a trial of the
 // choice, which is not priced faster) is `single`'s. The times of a priced route are the batch's.
-route batch_route(const config& cfg, const route& single, int64_t count);
+route batch_route(const config& cfg, const route& single, int64_t count,
+                  const prediction* engine = nullptr);
 
 // Whether auto mode's model decides this call (so that its GPU's rates are worth measuring).
 bool consults_model(const config& cfg, int64_t m, int64_t n, int64_t k);

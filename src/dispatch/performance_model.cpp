@@ -29,6 +29,13 @@ constexpr double kRatioFlopsPerElement = 10.0;
 // input element at the preparation rate.
 constexpr double kCertPrepBytes = 5.0;
 
+// The batched engine's work per matrix against the single call's model without its fixed cost:
+// on an H100 at s = 14 (bench/results/batched, run 4, 1322a8e) it took 2.9, 11.1 and 43.6 us per
+// matrix at 128^3, 256^3 and 512^3 (256, 128 and 64 matrices), 1.77, 1.66 and 1.55 times what
+// emulation_seconds gives them less kEmulationLatency: its passes over small matrices do not
+// reach the bandwidth of large ones. The slow end, which favours native.
+constexpr double kEnginePassFactor = 1.8;
+
 // x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
 // where round_up's integer sum would overflow (found by tests/fuzz).
 double padded(int64_t x) { return std::ceil(static_cast<double>(x) / kPad) * kPad; }
@@ -110,6 +117,16 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli
   if (!known(rates)) return {0.0, HUGE_VAL};
   const double native = kNativeLatency + 2.0 * m * n * k / rates.fp64;
   return {native * 1e3, emulated_seconds(m, n, k, moduli, mode, reads_c, rates, karatsuba) * 1e3};
+}
+
+prediction predict_device_batch(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
+                                bool reads_c, const gpu_rates& rates, int64_t count) {
+  if (!known(rates)) return {0.0, HUGE_VAL};
+  const double c = static_cast<double>(count);
+  const double native = kNativeLatency + c * 2.0 * m * n * k / rates.fp64;
+  const double per_matrix =
+      emulation_seconds(m, n, k, s, mode, reads_c, rates, false) - kEmulationLatency;
+  return {native * 1e3, (kEmulationLatency + c * kEnginePassFactor * per_matrix) * 1e3};
 }
 
 double native_latency_ms() { return kNativeLatency * 1e3; }

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "common/cublas_api.hpp"
 #include "common/error.hpp"
@@ -242,6 +242,24 @@ const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t
     return sharers == 1 ? "device memory: workspace over 90% of free"
                         : "device memory: workspace over this process's share of free";
   return nullptr;
+}
+
+size_t batch_workspace_budget(cudaStream_t stream) noexcept {
+  const size_t cap = workspace_cap();
+  if (cap != 0) return cap;
+  constexpr size_t kUnknown = size_t{1} << 30;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return kUnknown;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return kUnknown;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return kUnknown;
+  }
+  return free_bytes / 4;
 }
 
 void read_gpu_choice_tally(unsigned long long (&out)[kMaxModuli + 1]) {

@@ -117,6 +117,13 @@ unsigned memory_sharers() noexcept;
 // creates anything.
 const char* workspace_refusal(cublasHandle_t caller, cudaStream_t stream, size_t bytes);
 
+// The workspace a batch may size its chunks by (the batched engine, the packed copies of
+// pointer-array batches): the cap when one is set; else a quarter of the device memory free now
+// (the caller's own work and the engine's workspace need room beside it); 1 GiB while `stream`
+// is being captured (the library then asks CUDA nothing but stream work) or when the free memory
+// cannot be read. The chunk's workspace then still passes the limits above when it grows.
+size_t batch_workspace_budget(cudaStream_t stream) noexcept;
+
 // Drops every context of `caller`; memory is freed once pending work on it completes.
 void release_contexts(cublasHandle_t caller);
 

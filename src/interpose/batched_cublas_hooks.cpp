@@ -26,6 +26,7 @@
 #include "common/logging.hpp"
 #include "dispatch/call_log.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/handle_context.hpp"
 #include "engine/packed_batch.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
@@ -79,10 +80,20 @@ const char* gemm_name() {
   return std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64";
 }
 
+// Whether a strided batch's strides let the batched engine take it: none negative, and the C
+// matrices apart (its matrices run concurrently; the per-matrix loop runs them in order).
+template <class T>
+bool engine_strides(const device_request<T>& r, int64_t stride_a, int64_t stride_b,
+                    int64_t stride_c, int64_t count) {
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0) return false;
+  return count <= 1 || (stride_c != 0 && r.n > 0 && stride_c / r.n >= r.ldc);
+}
+
 // The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device) on a routed strided
 // batch of real matrices when the settings give a fixed count: returns how many
 // matrices, from the first, it enqueued (one decision line for them); the caller serves the rest
-// matrix by matrix. Complex batches: none.
+// matrix by matrix, or, for a route priced as the engine (route::engine), runs them native.
+// Complex batches: none.
 int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, int64_t stride_b,
                            int64_t stride_c, int64_t count, const route& rt) noexcept {
   try {
@@ -99,8 +110,9 @@ int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, in
     if (b.done == 0) {
       logger().debug(
           "{}: {} matrices of m={} n={} k={}: not for the batched engine ({}); "
-          "served matrix by matrix",
-          r.entry, count, r.m, r.n, r.k, b.declined);
+          "served {}",
+          r.entry, count, r.m, r.n, r.k, b.declined,
+          rt.engine ? "by the native batched routine" : "matrix by matrix");
       return 0;
     }
     const double seconds =
@@ -128,14 +140,23 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
     if (!servable(x)) return native();
     static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
     const device_request<T>& r = x.first;
+    const bool engine_may = engine_strides(r, x.stride_a, x.stride_b, x.stride_c, x.count);
     const route rt = gemm == nullptr ? route{false, "libcublas lacks its GEMM", {0.0, 0.0}}
-                                     : device_batch_route(r, x.count);
+                                     : device_batch_route(r, x.count, engine_may);
     if (!rt.emulate) {
       log_call({r.entry, r.m, r.n, r.k, outcome::native, rt.reason, 0, rt.predicted.native_ms,
                 rt.predicted.emulated_ms, 0.0});
       return native();
     }
     const int64_t served = serve_batch_engine(r, x.stride_a, x.stride_b, x.stride_c, x.count, rt);
+    // Priced as the engine's run, which did not take the batch: one emulation per matrix was
+    // not priced, so the native routine runs it. (A chunk that failed part-way leaves its
+    // matrices and the rest to the per-matrix path.)
+    if (rt.engine && served == 0) {
+      log_call({r.entry, r.m, r.n, r.k, outcome::native, "the batched engine declined the batch", 0,
+                rt.predicted.native_ms, rt.predicted.emulated_ms, 0.0});
+      return native();
+    }
     for (int64_t i = served; i < x.count; ++i) {
       device_request<T> ri = r;
       ri.a += i * x.stride_a;
@@ -164,22 +185,10 @@ struct pointer_batch {
   int64_t count;
 };
 
-// How many matrices one packed chunk holds: what OZDGEMM_MAX_WORKSPACE allows, else a quarter
-// of the device memory free now (the engine's own workspace needs room beside it; 1 GiB while
-// the stream is being captured, when the library asks CUDA nothing but stream work), and at
-// least one matrix.
+// How many matrices one packed chunk holds: what the batch budget allows
+// (engine/handle_context.hpp), and at least one matrix.
 int64_t chunk_matrices(size_t matrix_bytes, int64_t count, cudaStream_t stream) {
-  size_t cap = settings().max_workspace;
-  if (cap == 0) {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError();
-    size_t free_bytes = size_t{4} << 30, total_bytes = 0;
-    if (capture == cudaStreamCaptureStatusNone &&
-        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess)
-      (void)cudaGetLastError();
-    cap = free_bytes / 4;
-  }
-  return packed_batch::per_chunk(matrix_bytes, cap, count);
+  return packed_batch::per_chunk(matrix_bytes, batch_workspace_budget(stream), count);
 }
 
 // OZDGEMM_POINTER_BATCHES (settings may throw: false then).
@@ -211,7 +220,7 @@ cublasStatus_t serve_pointers(const pointer_batch<T>& x, NativeRange&& native_ra
         !settings_pointer_batches()
             ? route{false, "pointer arrays in device memory (OZDGEMM_POINTER_BATCHES=off)", {0, 0}}
         : gemm == nullptr ? route{false, "libcublas lacks its GEMM", {0.0, 0.0}}
-                          : device_batch_route(r, x.count);
+                          : device_batch_route(r, x.count, true);
     const char* why = rt.emulate ? nullptr : rt.reason;
     cudaStream_t stream = nullptr;
     cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
@@ -266,6 +275,14 @@ cublasStatus_t serve_pointers(const pointer_batch<T>& x, NativeRange&& native_ra
       const int64_t served =
           serve_batch_engine(packed, stride(&packed_batch::a), stride(&packed_batch::b),
                              stride(&packed_batch::c), here, rt);
+      if (rt.engine && served == 0) {  // as serve_strided: the chunk runs native, unpacked
+        log_call({r.entry, r.m, r.n, r.k, outcome::native, "the batched engine declined the chunk",
+                  0, rt.predicted.native_ms, rt.predicted.emulated_ms, 0.0});
+        const cublasStatus_t st = native_range(done, here);
+        if (st != CUBLAS_STATUS_SUCCESS) return st;
+        done += here;
+        continue;
+      }
       for (int64_t i = served; i < here; ++i) {
         device_request<T> ri = r;
         ri.a = static_cast<const T*>(pk.a(i));

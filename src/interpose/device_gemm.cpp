@@ -98,7 +98,7 @@ bool capturing(cublasHandle_t handle) {
 // (the retry rule of decision.hpp); a question that runs nothing does not count.
 template <class T>
 route plan(const device_request<T>& r, const config** cfg_out, call_record* rec, double native_work,
-           bool counts) {
+           bool counts, const gpu_rates** rates_out = nullptr) {
   const char* blocked = unsupported(r);
   *cfg_out = nullptr;
   if (blocked != nullptr) return route{false, blocked, {0.0, 0.0}};
@@ -113,6 +113,7 @@ route plan(const device_request<T>& r, const config** cfg_out, call_record* rec,
   const gpu_model& gpu =
       model_of_device(current_device(), consults ? cfg.calibrate : calibrate_mode::off, captured);
   rec->gpu = gpu.label.c_str();
+  if (rates_out != nullptr) *rates_out = &gpu.rates;
   const char* cannot = cfg.mode == run_mode::native ? nullptr : gpu.unusable;
   // Auto mode with a per-call choice: the shape's recent counts price the call, and the count
   // this call's choice returns joins them.
@@ -194,12 +195,27 @@ route quote(const device_request<T>& r) noexcept {
   }
 }
 
+// The batch's route: a real strided batch the batched engine would take (engine_may: its
+// pointers and strides allow it) is priced as the engine's one run where auto mode's model
+// decides, any other as one GEMM per matrix (decision.hpp's batch_route).
 template <class T>
-route quote_batch(const device_request<T>& r, int64_t count) noexcept {
-  const route single = quote(r);
-  if (!single.emulate) return single;
+route quote_batch(const device_request<T>& r, int64_t count, bool engine_may) noexcept {
+  if (inside_interception() || in_native_fallback())
+    return route{false, "inside the library", {0.0, 0.0}};
   try {
-    return batch_route(settings(), single, count);
+    const config* cfg = nullptr;
+    call_record rec{};
+    const gpu_rates* rates = nullptr;
+    const route single = plan(r, &cfg, &rec, 1.0, false, &rates);
+    if (cfg == nullptr) return single;
+    prediction engine{};
+    const bool priced_as_engine =
+        std::is_same_v<T, double> && engine_may && single.priced && rates != nullptr &&
+        batch_engine_shape_refusal(r.m, r.n, r.k, count, api_options(*cfg)) == nullptr;
+    if (priced_as_engine)
+      engine = predict_device_batch(r.m, r.n, r.k, cfg->moduli.count(), cfg->scaling, true, *rates,
+                                    count);
+    return batch_route(*cfg, single, count, priced_as_engine ? &engine : nullptr);
   } catch (...) {
     return route{false, "internal error", {0.0, 0.0}};
   }
@@ -217,11 +233,12 @@ cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_cal
 }
 route device_gemm_route(const device_request<double>& r) noexcept { return quote(r); }
 route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept { return quote(r); }
-route device_batch_route(const device_request<double>& r, int64_t count) noexcept {
-  return quote_batch(r, count);
+route device_batch_route(const device_request<double>& r, int64_t count, bool engine_may) noexcept {
+  return quote_batch(r, count, engine_may);
 }
-route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count) noexcept {
-  return quote_batch(r, count);
+route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count,
+                         bool engine_may) noexcept {
+  return quote_batch(r, count, engine_may);
 }
 
 }  // namespace ozdgemm::detail

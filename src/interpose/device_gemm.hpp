@@ -57,10 +57,13 @@ cublasStatus_t serve_device(const device_request<cuDoubleComplex>& r, native_cal
 route device_gemm_route(const device_request<double>& r) noexcept;
 route device_gemm_route(const device_request<cuDoubleComplex>& r) noexcept;
 
-// The route of a batch of `count` matrices like `r`, each to be served by serve_device
-// (decision.hpp's batch_route over device_gemm_route). Runs nothing, logs nothing.
-route device_batch_route(const device_request<double>& r, int64_t count) noexcept;
-route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count) noexcept;
+// The route of a batch of `count` matrices like `r` (decision.hpp's batch_route over
+// device_gemm_route): engine_may says the batch's pointers and strides let the batched engine take
+// it (api/dgemm_internal.hpp); a route with `engine` set must then run the engine or the native
+// routine, any other emulated route one serve_device per matrix. Runs nothing, logs nothing.
+route device_batch_route(const device_request<double>& r, int64_t count, bool engine_may) noexcept;
+route device_batch_route(const device_request<cuDoubleComplex>& r, int64_t count,
+                         bool engine_may) noexcept;
 
 // Why serve_device would run `r` natively at its start, or nullptr when it would emulate it.
 template <class T>

@@ -51,6 +51,14 @@ template <class T>
 cu_t<T>* cu(T* p) {
   return reinterpret_cast<cu_t<T>*>(p);
 }
+// A scalar as cuBLAS's type: copied, not dereferenced through a cast (std::complex<double> is
+// 8-byte aligned, cuDoubleComplex 16).
+template <class T>
+cu_t<T> cu_value(const T& v) {
+  cu_t<T> out;
+  std::memcpy(&out, &v, sizeof out);
+  return out;
+}
 
 cublasOperation_t op_of(trans_kind t) {
   return t == trans_kind::n ? CUBLAS_OP_N : t == trans_kind::t ? CUBLAS_OP_T : CUBLAS_OP_C;
@@ -198,9 +206,7 @@ class diagonal_solver final : public level3_executor<T> {
     cudaStream_t stream = nullptr;
     status_ = cublas_get_stream(handle_, &stream);
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
-    // std::complex<double> is 8-byte aligned, cuDoubleComplex 16: copied, not dereferenced.
-    cu_t<T> alpha;
-    std::memcpy(&alpha, &x.alpha, sizeof alpha);
+    const cu_t<T> alpha = cu_value(x.alpha);
     const small_trsm_args<cu_t<T>> args{x.side == side_kind::left,
                                         x.uplo == uplo_kind::lower,
                                         x.trans != trans_kind::n,
@@ -263,9 +269,7 @@ class device_executor final : public level3_executor<T> {
   void gemm(trans_kind ta, trans_kind tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
     if (status_ != CUBLAS_STATUS_SUCCESS) return;
-    cu_t<T> al, be;  // copied: cuDoubleComplex is more aligned than std::complex<double>
-    std::memcpy(&al, &alpha, sizeof al);
-    std::memcpy(&be, &beta, sizeof be);
+    const cu_t<T> al = cu_value(alpha), be = cu_value(beta);
     const device_request<cu_t<T>> r{entry_, handle_, op_of(ta), op_of(tb), m,   n,     k,  &al,
                                     cu(a),  lda,     cu(b),     ldb,       &be, cu(c), ldc};
     auto native = [&] {

@@ -66,6 +66,68 @@ TEST(BatchRoute, NativePaysItsFixedCostOnceTheEmulationPerMatrix) {
   EXPECT_DOUBLE_EQ(l.predicted.emulated_ms, 28.0);
 }
 
+// A route the model decided (past the size floor), as decide_route returns it.
+detail::route priced_route(bool emulate, double native_ms, double emulated_ms) {
+  detail::route r{
+      emulate,
+      emulate ? "auto: model predicts emulation faster" : "auto: model predicts native faster",
+      {native_ms, emulated_ms}};
+  r.priced = true;
+  return r;
+}
+
+TEST(BatchRoute, TheEnginesPriceDecidesBatchesItTakes) {
+  detail::config cfg{};
+  cfg.moduli = detail::moduli_setting::fixed(14);
+  // One matrix would run native, the batch as one run of the engine pays: the engine.
+  const detail::prediction cheap{10.0, 4.0};
+  const detail::route up = detail::batch_route(cfg, priced_route(false, 0.1, 0.2), 64, &cheap);
+  EXPECT_TRUE(up.emulate);
+  EXPECT_TRUE(up.engine);
+  EXPECT_NE(std::string(up.reason).find("batched engine"), std::string::npos) << up.reason;
+  EXPECT_EQ(up.predicted.native_ms, 10.0);
+  EXPECT_EQ(up.predicted.emulated_ms, 4.0);
+  // One matrix would be emulated, the engine's run does not pay: native, said so.
+  const detail::prediction dear{10.0, 9.5};
+  const detail::route down = detail::batch_route(cfg, priced_route(true, 1.0, 0.5), 64, &dear);
+  EXPECT_FALSE(down.emulate);
+  EXPECT_TRUE(down.engine);
+  EXPECT_NE(std::string(down.reason).find("batched engine"), std::string::npos) << down.reason;
+  // Not decided by the model (the size floor, blocked, forced): the single call's route.
+  const detail::route floor{false, "auto: below OZDGEMM_MIN_DIM", {0.1, 0.2}};
+  EXPECT_FALSE(detail::batch_route(cfg, floor, 64, &cheap).emulate);
+  EXPECT_FALSE(detail::batch_route(cfg, floor, 64, &cheap).engine);
+  cfg.mode = detail::run_mode::emulate;
+  const detail::route forced{true, "OZDGEMM_MODE=emulate", {0.1, 0.2}};
+  EXPECT_FALSE(detail::batch_route(cfg, forced, 64, &dear).engine);
+  EXPECT_TRUE(detail::batch_route(cfg, forced, 64, &dear).emulate);
+  // A count chosen per call: the engine does not run it, the per-matrix price decides.
+  cfg.mode = detail::run_mode::automatic;
+  cfg.moduli = detail::moduli_setting::certified();
+  EXPECT_FALSE(detail::batch_route(cfg, priced_route(false, 0.1, 0.2), 64, &cheap).emulate);
+  EXPECT_FALSE(detail::batch_route(cfg, priced_route(false, 0.1, 0.2), 64, &cheap).engine);
+}
+
+// The engine's model against its measured times: an H100 SXM at s = 14, fast scaling
+// (bench/results/batched/engine_h100_1322a8e.csv: 0.7394, 1.4201 and 2.7876 ms for 256 x 128^3,
+// 128 x 256^3 and 64 x 512^3, native 0.0510, 0.1028 and 0.3360 ms). The model's rates are the
+// published table's, not this GPU's measured ones: within 25%, and native faster.
+TEST(BatchRoute, TheEnginesModelMeetsItsMeasuredTimes) {
+  const detail::gpu_rates h100 = detail::prior_rates(published_gpu("H100 SXM"));
+  const struct {
+    int64_t count, n;
+    double engine_ms, native_ms;
+  } measured[] = {
+      {256, 128, 0.7394, 0.0510}, {128, 256, 1.4201, 0.1028}, {64, 512, 2.7876, 0.3360}};
+  for (const auto& m : measured) {
+    const detail::prediction p = detail::predict_device_batch(
+        m.n, m.n, m.n, 14, detail::scaling_mode::fast, false, h100, m.count);
+    EXPECT_GT(p.emulated_ms, 0.8 * m.engine_ms) << m.count << " x " << m.n;
+    EXPECT_LT(p.emulated_ms, 1.25 * m.engine_ms) << m.count << " x " << m.n;
+    EXPECT_GT(p.emulated_ms, p.native_ms) << m.count << " x " << m.n;
+  }
+}
+
 // The batches of bench/results/batched: count x n^3.
 struct batch_shape {
   int64_t count, n;
@@ -140,8 +202,39 @@ TEST(BatchRoute, PredictionsOnPublishedGpus) {
       }
 }
 
-TEST(BatchRoute, TheDocsTableIsTheModels) {
+// The small batches the batched engine takes (one matrix's products within half the L2), at a
+// fixed count of 14 in auto mode: docs/performance.md's second table, the predicted speed-up of
+// the engine's run over the native batched routine.
+constexpr batch_shape kEngineShapes[] = {{256, 128}, {128, 256}, {64, 512}};
+
+std::string engine_table() {
+  detail::config cfg{};
+  cfg.moduli = detail::moduli_setting::fixed(14);
+  std::ostringstream t;
+  t << "| GPU |";
+  for (const batch_shape& b : kEngineShapes) t << " " << b.count << " x " << b.n << " |";
+  t << "\n|---|";
+  for (size_t i = 0; i < std::size(kEngineShapes); ++i) t << "---|";
+  t << "\n";
+  for (const char* gpu : kTableGpus) {
+    const detail::gpu_rates rates = detail::prior_rates(published_gpu(gpu));
+    t << "| " << gpu << " |";
+    for (const batch_shape& b : kEngineShapes) {
+      const int64_t n = b.n;
+      const detail::route single =
+          detail::decide_route(cfg, detail::call_site::device, nullptr, n, n, n, true, rates);
+      const detail::prediction engine =
+          detail::predict_device_batch(n, n, n, 14, cfg.scaling, true, rates, b.count);
+      t << " " << batch_cell(detail::batch_route(cfg, single, b.count, &engine)) << " |";
+    }
+    t << "\n";
+  }
+  return t.str();
+}
+
+TEST(BatchRoute, TheDocsTablesAreTheModels) {
   EXPECT_TRUE(page_holds("docs/performance.md", batch_table()));
+  EXPECT_TRUE(page_holds("docs/performance.md", engine_table())) << engine_table();
 }
 
 }  // namespace
