@@ -373,6 +373,21 @@ strided_batch_result strided_batch_device(cublasHandle_t handle, cublasOperation
   return out;
 }
 
+// The C API's whole-batch step (run_batch's `whole`): at a fixed count the batched engine, which
+// returns how many matrices, from the first, it served; else none.
+template <class T>
+auto engine_step(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                 int64_t m, int64_t n, int64_t k, const T* alpha, const T* A, int64_t lda,
+                 int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, const T* beta, T* C,
+                 int64_t ldc, int64_t stride_c, int64_t count, const ozdgemm_options_t& options) {
+  return [=, &options] {
+    if (options.num_moduli <= 0) return int64_t{0};
+    return strided_batch_device(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                stride_b, beta, C, ldc, stride_c, count, options)
+        .done;
+  };
+}
+
 template <class T>
 const char* shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
                           const ozdgemm_options_t& options) noexcept {
@@ -472,13 +487,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, strided_operands<double>{A, stride_a, B, stride_b, C, stride_c},
-      [&] {
-        if (options.num_moduli <= 0) return int64_t{0};
-        return ozdgemm::detail::dgemm_strided_batch_device(handle, transa, transb, m, n, k, alpha,
-                                                           A, lda, stride_a, B, ldb, stride_b, beta,
-                                                           C, ldc, stride_c, batch_count, options)
-            .done;
-      },
+      ozdgemm::detail::engine_step(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                   stride_b, beta, C, ldc, stride_c, batch_count, options),
       [&](const double* a, const double* b, double* c) {
         return ozdgemm_dgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
@@ -509,13 +519,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
       "ozdgemm_zgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options,
       strided_operands<cuDoubleComplex>{A, stride_a, B, stride_b, C, stride_c},
-      [&] {
-        if (options.num_moduli <= 0) return int64_t{0};
-        return ozdgemm::detail::zgemm_strided_batch_device(handle, transa, transb, m, n, k, alpha,
-                                                           A, lda, stride_a, B, ldb, stride_b, beta,
-                                                           C, ldc, stride_c, batch_count, options)
-            .done;
-      },
+      ozdgemm::detail::engine_step(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                   stride_b, beta, C, ldc, stride_c, batch_count, options),
       [&](const cuDoubleComplex* a, const cuDoubleComplex* b, cuDoubleComplex* c) {
         return ozdgemm_zgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
