@@ -186,18 +186,34 @@ ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOp
 
 }  // namespace
 
+namespace {
+
+// The engine's scope (batch_engine_refusal) and the cache rule (products_fit_cache, which depends
+// on no broadcast) for one matrix's shape.
+const char* engine_shape_refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                                 scaling_mode mode, int8_gemm_backend gemm) {
+  if (const char* why = batch_engine_refusal(m, n, k, moduli, mode, gemm)) return why;
+  if (!products_fit_cache(batch_dims{m, n, k, moduli.count(), false, false, gemm, mode},
+                          l2_cache_bytes()))
+    return "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
+  return nullptr;
+}
+
+}  // namespace
+
+bool engine_strides(int64_t n, int64_t ldc, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                    int64_t count) noexcept {
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0) return false;
+  return count <= 1 || (stride_c != 0 && n > 0 && stride_c / n >= ldc);
+}
+
 const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
                                        const ozdgemm_options_t& options) noexcept {
   if (count < 2) return "one matrix";
   if (options.num_moduli <= 0) return "the moduli count is chosen per call";
-  const moduli_setting moduli = moduli_setting::fixed(options.num_moduli);
-  const scaling_mode mode = to_mode(options.scaling);
-  const int8_gemm_backend gemm = resolve_int8_gemm(int8_gemm_backend::setting);
-  if (const char* why = batch_engine_refusal(m, n, k, moduli, mode, gemm)) return why;
-  const batch_dims dims{m, n, k, options.num_moduli, false, false, gemm, mode};
-  if (!products_fit_cache(dims, l2_cache_bytes()))
-    return "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
-  return nullptr;
+  return engine_shape_refusal(m, n, k, moduli_setting::fixed(options.num_moduli),
+                              to_mode(options.scaling),
+                              resolve_int8_gemm(int8_gemm_backend::setting));
 }
 
 strided_batch_result dgemm_strided_batch_device(
@@ -216,15 +232,10 @@ strided_batch_result dgemm_strided_batch_device(
     }
     const scaling_mode mode = to_mode(options.scaling);
     const int8_gemm_backend gemm = resolve_int8_gemm(int8_gemm_backend::setting);
-    out.declined = batch_engine_refusal(m, n, k, args.moduli, mode, gemm);
+    out.declined = engine_shape_refusal(m, n, k, args.moduli, mode, gemm);
     if (out.declined != nullptr) return out;
-    if (stride_a < 0 || stride_b < 0 || stride_c < 0) {
-      out.declined = "negative strides";
-      return out;
-    }
-    // Matrices run concurrently: their C must not overlap (the per-matrix loop runs in order).
-    if (count > 1 && (stride_c == 0 || stride_c / n < ldc)) {
-      out.declined = "C matrices overlap";
+    if (!engine_strides(n, ldc, stride_a, stride_b, stride_c, count)) {
+      out.declined = "negative strides or overlapping C matrices";
       return out;
     }
     // Every matrix lies between the first and the last (strides >= 0).
@@ -256,11 +267,6 @@ strided_batch_result dgemm_strided_batch_device(
     const batch_dims dims{
         m,    n,   k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0,
         gemm, mode};
-    if (!products_fit_cache(dims, l2_cache_bytes())) {
-      out.declined =
-          "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
-      return out;
-    }
     out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
     size_t bytes = 0;
     if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {

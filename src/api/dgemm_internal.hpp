@@ -74,6 +74,12 @@ strided_batch_result dgemm_strided_batch_device(
     int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
     int64_t count, const ozdgemm_options_t& options) noexcept;
 
+// Whether a strided batch's strides let the batched engine take it: none negative, and the C
+// matrices (n columns of ldc elements) apart, since the engine runs its matrices concurrently
+// where the per-matrix loop runs them in order. Pure.
+bool engine_strides(int64_t n, int64_t ldc, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                    int64_t count) noexcept;
+
 // Why the batched engine would not take a strided batch of `count` real m x n x k matrices
 // with these options, from its shape alone (a static string), or nullptr: a fixed count, the
 // engine's scope (batch_engine_refusal), more than one matrix, and one matrix's INT32 products

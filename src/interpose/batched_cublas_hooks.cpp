@@ -80,15 +80,6 @@ const char* gemm_name() {
   return std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64";
 }
 
-// Whether a strided batch's strides let the batched engine take it: none negative, and the C
-// matrices apart (its matrices run concurrently; the per-matrix loop runs them in order).
-template <class T>
-bool engine_strides(const device_request<T>& r, int64_t stride_a, int64_t stride_b,
-                    int64_t stride_c, int64_t count) {
-  if (stride_a < 0 || stride_b < 0 || stride_c < 0) return false;
-  return count <= 1 || (stride_c != 0 && r.n > 0 && stride_c / r.n >= r.ldc);
-}
-
 // The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device) on a routed strided
 // batch of real matrices when the settings give a fixed count: returns how many
 // matrices, from the first, it enqueued (one decision line for them); the caller serves the rest
@@ -140,7 +131,8 @@ cublasStatus_t serve_strided(const strided_batch<T>& x, Native&& native) noexcep
     if (!servable(x)) return native();
     static const auto gemm = cublas_next<gemm_fn<T>>(gemm_name<T>());
     const device_request<T>& r = x.first;
-    const bool engine_may = engine_strides(r, x.stride_a, x.stride_b, x.stride_c, x.count);
+    const bool engine_may =
+        engine_strides(r.n, r.ldc, x.stride_a, x.stride_b, x.stride_c, x.count);
     const route rt = gemm == nullptr ? route{false, "libcublas lacks its GEMM", {0.0, 0.0}}
                                      : device_batch_route(r, x.count, engine_may);
     if (!rt.emulate) {

@@ -182,14 +182,19 @@ cublasStatus_t serve(const device_request<T>& r, native_call native, double nati
   return st;
 }
 
+// The route of r as serve_device would take it, deciding nothing; with the settings and the
+// model's rates it used (left null when it did not get that far).
 template <class T>
-route quote(const device_request<T>& r) noexcept {
+route quote(const device_request<T>& r, const config** cfg = nullptr,
+            const gpu_rates** rates = nullptr) noexcept {
   if (inside_interception() || in_native_fallback())
     return route{false, "inside the library", {0.0, 0.0}};
   try {
-    const config* cfg = nullptr;
+    const config* used = nullptr;
     call_record rec{};
-    return plan(r, &cfg, &rec, 1.0, false);
+    const route rt = plan(r, &used, &rec, 1.0, false, rates);
+    if (cfg != nullptr) *cfg = used;
+    return rt;
   } catch (...) {
     return route{false, "internal error", {0.0, 0.0}};
   }
@@ -200,14 +205,11 @@ route quote(const device_request<T>& r) noexcept {
 // decides, any other as one GEMM per matrix (decision.hpp's batch_route).
 template <class T>
 route quote_batch(const device_request<T>& r, int64_t count, bool engine_may) noexcept {
-  if (inside_interception() || in_native_fallback())
-    return route{false, "inside the library", {0.0, 0.0}};
+  const config* cfg = nullptr;
+  const gpu_rates* rates = nullptr;
+  const route single = quote(r, &cfg, &rates);
+  if (cfg == nullptr) return single;
   try {
-    const config* cfg = nullptr;
-    call_record rec{};
-    const gpu_rates* rates = nullptr;
-    const route single = plan(r, &cfg, &rec, 1.0, false, &rates);
-    if (cfg == nullptr) return single;
     prediction engine{};
     const bool priced_as_engine =
         std::is_same_v<T, double> && engine_may && single.priced && rates != nullptr &&
