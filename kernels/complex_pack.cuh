@@ -12,18 +12,29 @@
 
 namespace ozdgemm::detail {
 
+// A batch of packs or epilogues (engine/batched_complex.cpp), one matrix per grid z index: matrix
+// z reads its operand (the packs) or C (the epilogue) `in` complex elements after the first, and
+// writes its pack (reads its T) `out` doubles after the first. count <= 65535. One matrix: the
+// default.
+struct complex_batch_strides {
+  int64_t count = 1;
+  int64_t in = 0;
+  int64_t out = 0;
+};
+
 // A' (m x 2k', ld m) from op(A), zeros in the padding; alpha_dev: alpha in device pointer mode,
 // else null.
 void launch_pack_a(const complex_operand& a, int64_t m, int64_t k, const double* alpha_dev,
-                   double* a_pack, cudaStream_t stream);
+                   double* a_pack, cudaStream_t stream, complex_batch_strides batch = {});
 
 // B* (2k' x 2n', ld 2k') from op(B), zeros in the padding.
 void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double* alpha_dev,
-                   double* b_pack, cudaStream_t stream);
+                   double* b_pack, cudaStream_t stream, complex_batch_strides batch = {});
 
 // C = alpha (T_re + i T_im) + beta C for the m x n complex C of p, T m x 2n' with ld m (null
-// when alpha is known to be 0: then C = beta C).
+// when alpha is known to be 0: then C = beta C; then batch.out is not used).
 void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
-                             complex_scalar_arg beta, cudaStream_t stream);
+                             complex_scalar_arg beta, cudaStream_t stream,
+                             complex_batch_strides batch = {});
 
 }  // namespace ozdgemm::detail

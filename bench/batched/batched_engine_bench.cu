@@ -1,12 +1,15 @@
-// Strided batches of n x n x n float64 GEMMs at a fixed moduli count, timed three ways on one
-// handle: native cublasDgemmStridedBatched, the batched engine (ozdgemm_dgemm_strided_batched,
-// one emulation per chunk of matrices, engine/batched_emulate.hpp) and one ozdgemm_dgemm per
-// matrix (what every other batch runs). One CSV line per shape and method,
-// `batch,n,s,scaling,method,ms,same_bits`: ms the median of 5 timed calls (CUDA events) after two
-// untimed ones, same_bits whether the method's C equals the per-matrix calls' bit for bit (native:
-// -).
+// Strided batches of n x n x n float64 (or complex128) GEMMs at a fixed moduli count, timed three
+// ways on one handle: native cublasDgemmStridedBatched (cublasZgemmStridedBatched), the batched
+// engine (ozdgemm_dgemm_strided_batched / ozdgemm_zgemm_strided_batched, one emulation per chunk
+// of matrices, engine/batched_emulate.hpp, engine/batched_complex.hpp) and one ozdgemm_dgemm
+// (ozdgemm_zgemm) per matrix (what every other batch runs). One CSV line per shape and method,
+// `dtype,batch,n,s,scaling,method,ms,same_bits`: ms the median of 5 timed calls (CUDA events)
+// after two untimed ones, same_bits whether the method's C equals the per-matrix calls' bit for
+// bit (native: -).
 //
-//     batched_engine_bench [--s S] [--accurate] [batch:n ...]   (default 64:512 256:128 16:1024)
+//     batched_engine_bench [--s S] [--accurate] [--complex] [batch:n ...]
+//                                                          (default 64:512 256:128 16:1024)
+#include <cuComplex.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -62,13 +65,15 @@ bool same(const std::vector<double>& x, const std::vector<double>& y) {
 
 int main(int argc, char** argv) {
   int s = 14;
-  bool accurate = false;
+  bool accurate = false, complex = false;
   std::vector<std::pair<long, long>> shapes;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--s") == 0 && i + 1 < argc) {
       s = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--accurate") == 0) {
       accurate = true;
+    } else if (std::strcmp(argv[i], "--complex") == 0) {
+      complex = true;
     } else {
       long b = 0, n = 0;
       check(std::sscanf(argv[i], "%ld:%ld", &b, &n) == 2 && b > 0 && n > 0, "parsing batch:n");
@@ -86,12 +91,14 @@ int main(int argc, char** argv) {
   ozdgemm_options_t o = ozdgemm_default_options();
   o.num_moduli = s;
   o.scaling = accurate ? OZDGEMM_SCALING_ACCURATE : OZDGEMM_SCALING_FAST;
-  std::printf("batch,n,s,scaling,method,ms,same_bits\n");
+  std::printf("dtype,batch,n,s,scaling,method,ms,same_bits\n");
+  const char* dtype = complex ? "complex128" : "float64";
+  const int w = complex ? 2 : 1;  // doubles per element
   std::mt19937_64 g(1);
   std::uniform_real_distribution<double> u(-0.5, 0.5);
   for (const auto& shape : shapes) {
     const long batch = shape.first, n = shape.second;
-    const size_t per = static_cast<size_t>(n) * n, all = per * batch;
+    const size_t per = static_cast<size_t>(n) * n, all = per * batch * w;
     std::vector<double> ha(all), hb(all);
     for (double& x : ha) x = u(g);
     for (double& x : hb) x = u(g);
@@ -102,6 +109,9 @@ int main(int argc, char** argv) {
     cudaMemcpy(a, ha.data(), all * sizeof(double), cudaMemcpyHostToDevice);
     cudaMemcpy(b, hb.data(), all * sizeof(double), cudaMemcpyHostToDevice);
     const double alpha = 1.0, beta = 0.0;
+    const cuDoubleComplex zalpha = make_cuDoubleComplex(1.0, 0.0),
+                          zbeta = make_cuDoubleComplex(0, 0);
+    const auto z = [](double* p) { return reinterpret_cast<cuDoubleComplex*>(p); };
     const long long stride = static_cast<long long>(per);
     const auto result = [&] {
       std::vector<double> hc(all);
@@ -109,29 +119,42 @@ int main(int argc, char** argv) {
       return hc;
     };
     const float native = median_ms([&] {
-      check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, stride, b,
-                                      n, stride, &beta, c, n, stride,
-                                      static_cast<int>(batch)) == CUBLAS_STATUS_SUCCESS,
-            "cublasDgemmStridedBatched");
+      const cublasStatus_t st =
+          complex ? cublasZgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zalpha, z(a),
+                                              n, stride, z(b), n, stride, &zbeta, z(c), n, stride,
+                                              static_cast<int>(batch))
+                  : cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n,
+                                              stride, b, n, stride, &beta, c, n, stride,
+                                              static_cast<int>(batch));
+      check(st == CUBLAS_STATUS_SUCCESS, "the native strided batch");
     });
     const float looped = median_ms([&] {
-      for (long i = 0; i < batch; ++i)
-        check(ozdgemm_dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a + i * per, n,
-                            b + i * per, n, &beta, c + i * per, n, o) == OZDGEMM_STATUS_SUCCESS,
-              "ozdgemm_dgemm");
+      for (long i = 0; i < batch; ++i) {
+        const size_t at = i * per * w;
+        const ozdgemm_status_t st =
+            complex ? ozdgemm_zgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zalpha, z(a + at), n,
+                                    z(b + at), n, &zbeta, z(c + at), n, o)
+                    : ozdgemm_dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a + at, n, b + at,
+                                    n, &beta, c + at, n, o);
+        check(st == OZDGEMM_STATUS_SUCCESS, "the single call");
+      }
     });
     const std::vector<double> per_matrix = result();
     const float engine = median_ms([&] {
-      check(ozdgemm_dgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n,
-                                          stride, b, n, stride, &beta, c, n, stride, batch,
-                                          o) == OZDGEMM_STATUS_SUCCESS,
-            "ozdgemm_dgemm_strided_batched");
+      const ozdgemm_status_t st =
+          complex
+              ? ozdgemm_zgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zalpha, z(a),
+                                              n, stride, z(b), n, stride, &zbeta, z(c), n, stride,
+                                              batch, o)
+              : ozdgemm_dgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n,
+                                              stride, b, n, stride, &beta, c, n, stride, batch, o);
+      check(st == OZDGEMM_STATUS_SUCCESS, "the strided batch");
     });
     const bool engine_same = same(result(), per_matrix);
     const char* mode = accurate ? "accurate" : "fast";
-    std::printf("%ld,%ld,%d,%s,native,%.4f,-\n", batch, n, s, mode, native);
-    std::printf("%ld,%ld,%d,%s,per_matrix,%.4f,1\n", batch, n, s, mode, looped);
-    std::printf("%ld,%ld,%d,%s,batched_engine,%.4f,%d\n", batch, n, s, mode, engine,
+    std::printf("%s,%ld,%ld,%d,%s,native,%.4f,-\n", dtype, batch, n, s, mode, native);
+    std::printf("%s,%ld,%ld,%d,%s,per_matrix,%.4f,1\n", dtype, batch, n, s, mode, looped);
+    std::printf("%s,%ld,%ld,%d,%s,batched_engine,%.4f,%d\n", dtype, batch, n, s, mode, engine,
                 engine_same ? 1 : 0);
     cudaFree(a);
     cudaFree(b);

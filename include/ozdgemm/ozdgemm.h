@@ -220,10 +220,10 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_batched_reference(
  * - Checks as the references above, with cuBLAS's rules for the single call (null handle:
  *   OZDGEMM_STATUS_NOT_INITIALIZED); A and B are taken as read whatever alpha is. Nothing is
  *   enqueued on an invalid batch. An error at matrix i leaves the C_j, j < i, enqueued.
- * - A fixed num_moduli runs a real strided batch of small matrices as one emulation per chunk
- *   of matrices (the same bits as one call per matrix); otherwise each matrix is its own
- *   emulation. On GPUs with strong FP64 small matrices in large batches are still faster with
- *   cuBLAS's batched routines (docs/batched.md). */
+ * - A fixed num_moduli runs a strided batch of small matrices (real or complex) as one
+ *   emulation per chunk of matrices (the same bits as one call per matrix); otherwise each
+ *   matrix is its own emulation. On GPUs with strong FP64 small matrices in large batches are
+ *   still faster with cuBLAS's batched routines (docs/batched.md). */
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
     int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,

@@ -9,8 +9,10 @@
 
 #include "api/call_checks.hpp"
 #include "api/status.hpp"
+#include "api/zgemm_internal.hpp"
 #include "common/logging.hpp"
 #include "core/checked_math.hpp"
+#include "engine/batched_complex.hpp"
 #include "engine/batched_emulate.hpp"
 #include "engine/handle_context.hpp"
 #include "engine/run.hpp"
@@ -188,39 +190,115 @@ ozdgemm_status_t device_batch(const char* entry, cublasHandle_t handle, cublasOp
 
 namespace {
 
-// The engine's scope (batch_engine_refusal) and the cache rule (products_fit_cache, which depends
-// on no broadcast) for one matrix's shape.
+// What a strided batch of T takes from the engine: real matrices the batched engine, complex ones
+// its embedding (engine/batched_complex.hpp), whose real batch is what the cache rule weighs.
+template <class T>
+struct batch_kind;
+template <>
+struct batch_kind<double> {
+  static const char* refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                             scaling_mode mode, int8_gemm_backend gemm) {
+    return batch_engine_refusal(m, n, k, moduli, mode, gemm);
+  }
+  static batch_dims engine_dims(const batch_dims& d) { return d; }
+  static bool bytes(const batch_dims& d, int64_t q, size_t* out) {
+    return batched_emulation_workspace_bytes(d, q, out);
+  }
+  static int64_t chunk(const batch_dims& d, int64_t count, size_t budget) {
+    return batch_chunk(d, count, budget);
+  }
+  static bool zero(const double* alpha) { return *alpha == 0.0; }
+};
+template <>
+struct batch_kind<cuDoubleComplex> {
+  static const char* refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
+                             scaling_mode mode, int8_gemm_backend gemm) {
+    return complex_batch_engine_refusal(m, n, k, moduli, mode, gemm);
+  }
+  static batch_dims engine_dims(const batch_dims& d) { return embedded_dims(d); }
+  static bool bytes(const batch_dims& d, int64_t q, size_t* out) {
+    return batched_complex_workspace_bytes(d, q, out);
+  }
+  static int64_t chunk(const batch_dims& d, int64_t count, size_t budget) {
+    return complex_batch_chunk(d, count, budget);
+  }
+  static bool zero(const cuDoubleComplex* alpha) {
+    return cuCreal(*alpha) == 0.0 && cuCimag(*alpha) == 0.0;
+  }
+};
+
+// The engine's scope and the cache rule (products_fit_cache, which depends on no broadcast) for
+// one matrix's shape.
+template <class T>
 const char* engine_shape_refusal(int64_t m, int64_t n, int64_t k, moduli_setting moduli,
                                  scaling_mode mode, int8_gemm_backend gemm) {
-  if (const char* why = batch_engine_refusal(m, n, k, moduli, mode, gemm)) return why;
-  if (!products_fit_cache(batch_dims{m, n, k, moduli.count(), false, false, gemm, mode},
-                          l2_cache_bytes()))
+  if (const char* why = batch_kind<T>::refusal(m, n, k, moduli, mode, gemm)) return why;
+  const batch_dims dims{m, n, k, moduli.count(), false, false, gemm, mode};
+  if (!products_fit_cache(batch_kind<T>::engine_dims(dims), l2_cache_bytes()))
     return "one matrix's products exceed half the L2 cache (one call per matrix is faster)";
   return nullptr;
 }
 
-}  // namespace
-
-bool engine_strides(int64_t n, int64_t ldc, int64_t stride_a, int64_t stride_b, int64_t stride_c,
-                    int64_t count) noexcept {
-  if (stride_a < 0 || stride_b < 0 || stride_c < 0) return false;
-  return count <= 1 || (stride_c != 0 && n > 0 && stride_c / n >= ldc);
+// Matrices [first, first + q) of the batch through the engine on the caller's context.
+run_outcome run_chunk(cublasHandle_t handle, const device_gemm& call, int64_t first, int64_t q,
+                      const double* A, int64_t stride_a, const double* B, int64_t stride_b,
+                      double* C, int64_t stride_c, size_t bytes) {
+  device_gemm_batch batch{call, q, stride_a, stride_b, stride_c};
+  batch.call.p.a.ptr = matrix_at(A, first, stride_a);
+  batch.call.p.b.ptr = matrix_at(B, first, stride_b);
+  batch.call.p.c = matrix_at(C, first, stride_c);
+  return run_batch_for_handle(handle, batch, bytes);
+}
+run_outcome run_chunk(cublasHandle_t handle, const complex_gemm& call, int64_t first, int64_t q,
+                      const cuDoubleComplex* A, int64_t stride_a, const cuDoubleComplex* B,
+                      int64_t stride_b, cuDoubleComplex* C, int64_t stride_c, size_t bytes) {
+  complex_gemm_batch batch{call, q, stride_a, stride_b, stride_c};
+  batch.call.p.a.ptr = reinterpret_cast<const double*>(matrix_at(A, first, stride_a));
+  batch.call.p.b.ptr = reinterpret_cast<const double*>(matrix_at(B, first, stride_b));
+  batch.call.p.c = reinterpret_cast<double*>(matrix_at(C, first, stride_c));
+  return run_complex_batch_for_handle(handle, batch, bytes);
 }
 
-const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
-                                       const ozdgemm_options_t& options) noexcept {
-  if (count < 2) return "one matrix";
-  if (options.num_moduli <= 0) return "the moduli count is chosen per call";
-  return engine_shape_refusal(m, n, k, moduli_setting::fixed(options.num_moduli),
-                              to_mode(options.scaling),
-                              resolve_int8_gemm(int8_gemm_backend::setting));
+// The call of matrix 0 as the engine takes it (device or host scalars as the handle says).
+device_gemm engine_call(const checked_args& args, int64_t m, int64_t n, int64_t k,
+                        const double* alpha, const double* A, int64_t lda, const double* B,
+                        int64_t ldb, const double* beta, double* C, int64_t ldc, bool dev) {
+  const gemm_problem p{m, n, k, operand_a(args.oa, A, lda), operand_b(args.ob, B, ldb), C, ldc};
+  return device_gemm{p,
+                     scalar_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha},
+                     scalar_arg{dev ? beta : nullptr, dev ? 0.0 : *beta},
+                     args.moduli,
+                     scaling_mode::fast,
+                     nullptr,
+                     nullptr,
+                     nullptr};
 }
+complex_gemm engine_call(const checked_args& args, int64_t m, int64_t n, int64_t k,
+                         const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+                         const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
+                         cuDoubleComplex* C, int64_t ldc, bool dev) {
+  const auto scalar = [dev](const cuDoubleComplex* v) {
+    return complex_scalar_arg{
+        dev ? reinterpret_cast<const double*>(v) : nullptr,
+        dev ? complex_value{0.0, 0.0} : complex_value{cuCreal(*v), cuCimag(*v)}};
+  };
+  complex_gemm call{};
+  call.p = complex_problem_of(args, m, n, k, A, lda, B, ldb, C, ldc);
+  call.alpha = scalar(alpha);
+  call.beta = scalar(beta);
+  call.real.moduli = args.moduli;
+  return call;
+}
+device_gemm& real_of(device_gemm& call) { return call; }
+device_gemm& real_of(complex_gemm& call) { return call.real; }
 
-strided_batch_result dgemm_strided_batch_device(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
-    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
-    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
-    int64_t count, const ozdgemm_options_t& options) noexcept {
+template <class T>
+strided_batch_result strided_batch_device(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                          const T* alpha, const T* A, int64_t lda, int64_t stride_a,
+                                          const T* B, int64_t ldb, int64_t stride_b, const T* beta,
+                                          T* C, int64_t ldc, int64_t stride_c, int64_t count,
+                                          const ozdgemm_options_t& options) noexcept {
   strided_batch_result out;
   try {
     checked_args args;
@@ -232,7 +310,7 @@ strided_batch_result dgemm_strided_batch_device(
     }
     const scaling_mode mode = to_mode(options.scaling);
     const int8_gemm_backend gemm = resolve_int8_gemm(int8_gemm_backend::setting);
-    out.declined = engine_shape_refusal(m, n, k, args.moduli, mode, gemm);
+    out.declined = engine_shape_refusal<T>(m, n, k, args.moduli, mode, gemm);
     if (out.declined != nullptr) return out;
     if (!engine_strides(n, ldc, stride_a, stride_b, stride_c, count)) {
       out.declined = "negative strides or overlapping C matrices";
@@ -240,47 +318,38 @@ strided_batch_result dgemm_strided_batch_device(
     }
     // Every matrix lies between the first and the last (strides >= 0).
     const void *last_a = nullptr, *last_b = nullptr, *last_c = nullptr;
-    if (!addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(double)) ||
-        !strided_element(A, count - 1, stride_a, sizeof(double), &last_a) ||
-        !strided_element(B, count - 1, stride_b, sizeof(double), &last_b) ||
-        !strided_element(C, count - 1, stride_c, sizeof(double), &last_c) ||
-        !addressable(args, m, n, k, last_a, lda, last_b, ldb, last_c, ldc, true, sizeof(double))) {
+    if (!addressable(args, m, n, k, A, lda, B, ldb, C, ldc, true, sizeof(T)) ||
+        !strided_element(A, count - 1, stride_a, sizeof(T), &last_a) ||
+        !strided_element(B, count - 1, stride_b, sizeof(T), &last_b) ||
+        !strided_element(C, count - 1, stride_c, sizeof(T), &last_c) ||
+        !addressable(args, m, n, k, last_a, lda, last_b, ldb, last_c, ldc, true, sizeof(T))) {
       out.declined = "matrices outside the address space";
       return out;
     }
     cudaStream_t stream = nullptr;
     const bool dev = caller_stream(handle, &stream);
-    if (!dev && *alpha == 0.0) {  // C = beta C without reading A or B: the single call's path
+    if (!dev && batch_kind<T>::zero(alpha)) {  // C = beta C without reading A or B
       out.declined = "alpha = 0";
       return out;
     }
-    const gemm_problem p{m, n, k, operand_a(args.oa, A, lda), operand_b(args.ob, B, ldb), C, ldc};
-    device_gemm call{p,
-                     scalar_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha},
-                     scalar_arg{dev ? beta : nullptr, dev ? 0.0 : *beta},
-                     args.moduli,
-                     mode,
-                     stream,
-                     nullptr,
-                     nullptr};
-    call.int8_gemm = gemm;
+    auto call = engine_call(args, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, dev);
+    real_of(call).mode = mode;
+    real_of(call).stream = stream;
+    real_of(call).int8_gemm = gemm;
     const batch_dims dims{
         m,    n,   k, args.moduli.count(), count > 1 && stride_a == 0, count > 1 && stride_b == 0,
         gemm, mode};
-    out.per_chunk = batch_chunk(dims, count, batch_budget(stream));
+    out.per_chunk = batch_kind<T>::chunk(dims, count, batch_budget(stream));
     size_t bytes = 0;
-    if (out.per_chunk == 0 || !batched_emulation_workspace_bytes(dims, out.per_chunk, &bytes)) {
+    if (out.per_chunk == 0 || !batch_kind<T>::bytes(dims, out.per_chunk, &bytes)) {
       out.declined = "one matrix's workspace exceeds the batch budget";
       return out;
     }
     while (out.done < count) {
       const int64_t q = std::min(out.per_chunk, count - out.done);
-      device_gemm_batch batch{call, q, stride_a, stride_b, stride_c};
-      batch.call.p.a.ptr = matrix_at(A, out.done, stride_a);
-      batch.call.p.b.ptr = matrix_at(B, out.done, stride_b);
-      batch.call.p.c = matrix_at(C, out.done, stride_c);
       // The chunk's workspace is at most the first's: the context grows once.
-      const run_outcome r = run_batch_for_handle(handle, batch, bytes);
+      const run_outcome r =
+          run_chunk(handle, call, out.done, q, A, stride_a, B, stride_b, C, stride_c, bytes);
       if (r.refused != nullptr) {
         out.declined = r.refused;
         return out;
@@ -302,6 +371,64 @@ strided_batch_result dgemm_strided_batch_device(
     out.declined = "batched engine failed";
   }
   return out;
+}
+
+// The C API's whole-batch step (run_batch's `whole`): at a fixed count the batched engine, which
+// returns how many matrices, from the first, it served; else none.
+template <class T>
+auto engine_step(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                 int64_t m, int64_t n, int64_t k, const T* alpha, const T* A, int64_t lda,
+                 int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, const T* beta, T* C,
+                 int64_t ldc, int64_t stride_c, int64_t count, const ozdgemm_options_t& options) {
+  return [=, &options] {
+    if (options.num_moduli <= 0) return int64_t{0};
+    return strided_batch_device(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                stride_b, beta, C, ldc, stride_c, count, options)
+        .done;
+  };
+}
+
+template <class T>
+const char* shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
+                          const ozdgemm_options_t& options) noexcept {
+  if (count < 2) return "one matrix";
+  if (options.num_moduli <= 0) return "the moduli count is chosen per call";
+  return engine_shape_refusal<T>(m, n, k, moduli_setting::fixed(options.num_moduli),
+                                 to_mode(options.scaling),
+                                 resolve_int8_gemm(int8_gemm_backend::setting));
+}
+
+}  // namespace
+
+bool engine_strides(int64_t n, int64_t ldc, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                    int64_t count) noexcept {
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0) return false;
+  return count <= 1 || (stride_c != 0 && n > 0 && stride_c / n >= ldc);
+}
+
+const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
+                                       const ozdgemm_options_t& options, bool complex) noexcept {
+  return complex ? shape_refusal<cuDoubleComplex>(m, n, k, count, options)
+                 : shape_refusal<double>(m, n, k, count, options);
+}
+
+strided_batch_result dgemm_strided_batch_device(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a, const double* B,
+    int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc, int64_t stride_c,
+    int64_t count, const ozdgemm_options_t& options) noexcept {
+  return strided_batch_device(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                              stride_b, beta, C, ldc, stride_c, count, options);
+}
+
+strided_batch_result zgemm_strided_batch_device(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    int64_t stride_a, const cuDoubleComplex* B, int64_t ldb, int64_t stride_b,
+    const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc, int64_t stride_c, int64_t count,
+    const ozdgemm_options_t& options) noexcept {
+  return strided_batch_device(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                              stride_b, beta, C, ldc, stride_c, count, options);
 }
 
 }  // namespace ozdgemm::detail
@@ -361,13 +488,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_strided_batched(
   return ozdgemm::detail::device_batch<double>(
       "ozdgemm_dgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options, strided_operands<double>{A, stride_a, B, stride_b, C, stride_c},
-      [&] {
-        if (options.num_moduli <= 0) return int64_t{0};
-        return ozdgemm::detail::dgemm_strided_batch_device(handle, transa, transb, m, n, k, alpha,
-                                                           A, lda, stride_a, B, ldb, stride_b, beta,
-                                                           C, ldc, stride_c, batch_count, options)
-            .done;
-      },
+      ozdgemm::detail::engine_step(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                   stride_b, beta, C, ldc, stride_c, batch_count, options),
       [&](const double* a, const double* b, double* c) {
         return ozdgemm_dgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);
@@ -398,7 +520,8 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_strided_batched(
       "ozdgemm_zgemm_strided_batched", handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
       batch_count, options,
       strided_operands<cuDoubleComplex>{A, stride_a, B, stride_b, C, stride_c},
-      ozdgemm::detail::matrix_by_matrix,
+      ozdgemm::detail::engine_step(handle, transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb,
+                                   stride_b, beta, C, ldc, stride_c, batch_count, options),
       [&](const cuDoubleComplex* a, const cuDoubleComplex* b, cuDoubleComplex* c) {
         return ozdgemm_zgemm(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              options);

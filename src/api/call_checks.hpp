@@ -4,6 +4,7 @@
 // ZGEMM refuses exactly what DGEMM refuses.
 #pragma once
 
+#include <cuComplex.h>
 #include <cublas_v2.h>
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include "api/dgemm_internal.hpp"
 #include "api/status.hpp"
 #include "common/logging.hpp"
+#include "core/complex_embedding.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli_choice.hpp"
 #include "core/moduli_setting.hpp"
@@ -33,6 +35,23 @@ struct checked_args {
   // as the host reference.
   int trivial_s = 0;
 };
+
+// The complex problem of checked arguments (interleaved cuDoubleComplex, ld in complex elements).
+inline complex_problem complex_problem_of(const checked_args& args, int64_t m, int64_t n, int64_t k,
+                                          const cuDoubleComplex* A, int64_t lda,
+                                          const cuDoubleComplex* B, int64_t ldb, cuDoubleComplex* C,
+                                          int64_t ldc) {
+  static_assert(sizeof(cuDoubleComplex) == 2 * sizeof(double),
+                "cuDoubleComplex is interleaved (re, im): core/complex_embedding.hpp reads it so");
+  return complex_problem{
+      m,
+      n,
+      k,
+      complex_operand_a(args.oa, args.conj_a, reinterpret_cast<const double*>(A), lda),
+      complex_operand_b(args.ob, args.conj_b, reinterpret_cast<const double*>(B), ldb),
+      reinterpret_cast<double*>(C),
+      ldc};
+}
 
 // A device entry's checks (cublasDgemm's and cublasZgemm's rules): a null handle is
 // OZDGEMM_STATUS_NOT_INITIALIZED; invalid options, an unknown op, a bad size or leading

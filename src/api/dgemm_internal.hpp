@@ -85,8 +85,9 @@ bool engine_strides(int64_t n, int64_t ldc, int64_t stride_a, int64_t stride_b, 
 // engine's scope (batch_engine_refusal), more than one matrix, and one matrix's INT32 products
 // within half the L2 cache of the current device (products_fit_cache). What the model prices a
 // batch by (interpose/device_gemm.cpp); dgemm_strided_batch_device checks the same first.
+// complex: m x n x k complex matrices (their embedding's real batch, engine/batched_complex.hpp).
 const char* batch_engine_shape_refusal(int64_t m, int64_t n, int64_t k, int64_t count,
-                                       const ozdgemm_options_t& options) noexcept;
+                                       const ozdgemm_options_t& options, bool complex) noexcept;
 
 // True on a thread while the library's own native fallback calls cublasDgemm: when the library
 // is preloaded that call reaches its own cublasDgemm hook, which must forward it unchanged.

@@ -17,23 +17,7 @@
 namespace ozdgemm::detail {
 namespace {
 
-static_assert(sizeof(cuDoubleComplex) == 2 * sizeof(double),
-              "cuDoubleComplex is interleaved (re, im): core/complex_embedding.hpp reads it so");
-
 const double* parts(const cuDoubleComplex* z) { return reinterpret_cast<const double*>(z); }
-
-complex_problem make_complex_problem(const checked_args& args, int64_t m, int64_t n, int64_t k,
-                                     const cuDoubleComplex* A, int64_t lda,
-                                     const cuDoubleComplex* B, int64_t ldb, cuDoubleComplex* C,
-                                     int64_t ldc) {
-  return complex_problem{m,
-                         n,
-                         k,
-                         complex_operand_a(args.oa, args.conj_a, parts(A), lda),
-                         complex_operand_b(args.ob, args.conj_b, parts(B), ldb),
-                         reinterpret_cast<double*>(C),
-                         ldc};
-}
 
 // The per-call choice's fallback: native cublasZgemm with the caller's own arguments on the
 // caller's handle (its stream and pointer mode apply as they are; nothing is changed).
@@ -68,7 +52,7 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
     return r;
   }
   complex_gemm call{};
-  call.p = make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc);
+  call.p = complex_problem_of(args, m, n, k, A, lda, B, ldb, C, ldc);
   call.real.moduli = args.moduli;
   call.real.mode = to_mode(options.scaling);
   call.real.target = complex_target(args.target, args.moduli);
@@ -158,7 +142,7 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_zgemm_reference(char transa, char transb, i
         !reference_zgemm_scratch_bytes(m, n, k, args.moduli.layout_count(), &scratch))
       return unsized_scratch("ozdgemm_zgemm_reference", m, n, k);
     moduli_choice c;
-    const int s = reference_zgemm(make_complex_problem(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
+    const int s = reference_zgemm(complex_problem_of(args, m, n, k, A, lda, B, ldb, C, ldc), a, b,
                                   args.moduli, to_mode(options.scaling),
                                   complex_target(args.target, args.moduli), &c);
     if (s == 0) logger().info("ozdgemm_zgemm_reference: auto moduli: FP64 fallback: {}", c.why);

@@ -28,4 +28,14 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
                            bool run_native, bool choose_on_gpu, const moduli_gate* gate = nullptr);
 
+// dgemm_strided_batch_device (dgemm_internal.hpp) for complex matrices: through their
+// embedding's real batch (engine/batched_complex.hpp); each C_i equals ozdgemm_zgemm's bit for
+// bit.
+strided_batch_result zgemm_strided_batch_device(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
+    int64_t stride_a, const cuDoubleComplex* B, int64_t ldb, int64_t stride_b,
+    const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc, int64_t stride_c, int64_t count,
+    const ozdgemm_options_t& options) noexcept;
+
 }  // namespace ozdgemm::detail

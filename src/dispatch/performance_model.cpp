@@ -120,12 +120,19 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli
 }
 
 prediction predict_device_batch(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                                bool reads_c, const gpu_rates& rates, int64_t count) {
+                                bool reads_c, const gpu_rates& rates, int64_t count, bool complex) {
   if (!known(rates)) return {0.0, HUGE_VAL};
   const double c = static_cast<double>(count);
-  const double native = kNativeLatency + c * 2.0 * m * n * k / rates.fp64;
-  const double per_matrix =
-      emulation_seconds(m, n, k, s, mode, reads_c, rates, false) - kEmulationLatency;
+  const int64_t w = complex ? 2 : 1;  // the embedding: m x 2n x 2k
+  const double native = kNativeLatency + c * 2.0 * m * (w * n) * (w * k) / rates.fp64 *
+                                             (complex ? kZgemmNativeWork : 1.0);
+  double per_matrix =
+      emulation_seconds(m, w * n, w * k, s, mode, complex || reads_c, rates, false) -
+      kEmulationLatency;
+  // The packs read A and B (16 bytes a complex element) and write A' (16) and B* (32); the
+  // epilogue reads T (16) and C (16) and writes C (16).
+  if (complex)
+    per_matrix += (32.0 * m * k + 48.0 * static_cast<double>(k) * n + 48.0 * m * n) / rates.prep_bw;
   return {native * 1e3, (kEmulationLatency + c * kEnginePassFactor * per_matrix) * 1e3};
 }
 

@@ -43,13 +43,16 @@ inline constexpr double kZgemm3mNativeWork = 0.86 * kZgemmNativeWork;
 prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli, scaling_mode mode,
                           bool reads_c, const gpu_rates& rates, bool karatsuba = false);
 
-// A strided batch of `count` real m x n x k GEMMs at a fixed count `s` through the batched engine
+// A strided batch of `count` m x n x k GEMMs at a fixed count `s` through the batched engine
 // (engine/batched_emulate.hpp): native, the batched routine's one fixed cost and each matrix's
 // work; emulated, the emulation's fixed cost once and each matrix's passes and INT8 GEMMs, whose
-// small kernels run slower than the single call's model says (kEnginePassFactor). Unknown rates
-// predict native faster.
+// small kernels run slower than the single call's model says (kEnginePassFactor). complex: the
+// matrices are complex (engine/batched_complex.hpp): their embedding m x 2n x 2k, plus its packs
+// and epilogue, against cublasZgemm's rate (kZgemmNativeWork). Unknown rates predict native
+// faster.
 prediction predict_device_batch(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
-                                bool reads_c, const gpu_rates& rates, int64_t count);
+                                bool reads_c, const gpu_rates& rates, int64_t count,
+                                bool complex = false);
 
 // A native call's fixed cost (launch and cuBLAS's set-up), in ms: a batched native routine pays
 // it once for all its matrices.

@@ -194,21 +194,9 @@ bool batched_emulation_workspace_bytes(const batch_dims& d, int64_t count, size_
 }
 
 int64_t batch_chunk(const batch_dims& d, int64_t count, size_t budget) noexcept {
-  if (count < 1) return 0;
-  const auto fits = [&](int64_t q) {
-    size_t bytes = 0;
-    return batched_emulation_workspace_bytes(d, q, &bytes) && bytes <= budget;
-  };
-  int64_t hi = count < kMaxBatchChunk ? count : kMaxBatchChunk;
-  if (fits(hi)) return hi;
-  if (!fits(1)) return 0;
-  // The workspace grows with q: the largest q that fits lies in [lo, hi).
-  int64_t lo = 1;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  return lo;
+  return batch_chunk_by(count, budget, [&](int64_t q, size_t* bytes) {
+    return batched_emulation_workspace_bytes(d, q, bytes);
+  });
 }
 
 bool products_fit_cache(const batch_dims& d, size_t l2_bytes) noexcept {

@@ -61,6 +61,27 @@ bool batched_emulation_workspace_bytes(const batch_dims& d, int64_t count, size_
 // bytes; 0 when not even one matrix fits (or the sizes overflow, or count < 1). Pure.
 int64_t batch_chunk(const batch_dims& d, int64_t count, size_t budget) noexcept;
 
+// The same for any workspace that grows with the number of matrices q: bytes_of(q, &bytes)
+// sizes q matrices (false: the sizes overflow).
+template <class BytesOf>
+int64_t batch_chunk_by(int64_t count, size_t budget, BytesOf&& bytes_of) noexcept {
+  if (count < 1) return 0;
+  const auto fits = [&](int64_t q) {
+    size_t bytes = 0;
+    return bytes_of(q, &bytes) && bytes <= budget;
+  };
+  int64_t hi = count < kMaxBatchChunk ? count : kMaxBatchChunk;
+  if (fits(hi)) return hi;
+  if (!fits(1)) return 0;
+  // The workspace grows with q: the largest q that fits lies in [lo, hi).
+  int64_t lo = 1;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // Why the batched engine cannot take calls of this shape and setting (a static string), or
 // nullptr: it needs a fixed count, sizes within the GPU path, and the single call's
 // products in one block of rows (no rule_row_block split, no OZDGEMM_ROW_BLOCK). Pure apart from

@@ -160,6 +160,16 @@ run_outcome run_batch_for_handle(cublasHandle_t caller, const device_gemm_batch&
                         });
 }
 
+run_outcome run_complex_batch_for_handle(cublasHandle_t caller, const complex_gemm_batch& batch,
+                                         size_t bytes) {
+  return run_with_rules(caller, batch.call.real, bytes,
+                        [&batch](const device_gemm& real, void* ws, moduli_choice*) {
+                          complex_gemm_batch bound = batch;
+                          bound.call.real = real;  // the context's handle
+                          return enqueue_batched_complex(bound, ws);
+                        });
+}
+
 run_outcome run_on_context(handle_context& ctx, device_gemm call) {
   run_outcome out;
   if (decline_under_capture(call, &out)) return out;

@@ -1,13 +1,14 @@
 // The one way into the engine. Every emulated call (the C API, which the cuBLAS hooks use, and
-// the host path's workers; real or complex) goes through here, so that the rules of one call live in one place:
-// the workspace is sized once, the limits are checked before anything is enqueued, the
-// context's lock is held for the whole enqueue, and the call is ordered after the previous
-// call on the same context (handle_context::begin / end).
+// the host path's workers; real or complex) goes through here, so that the rules of one call live
+// in one place: the workspace is sized once, the limits are checked before anything is enqueued,
+// the context's lock is held for the whole enqueue, and the call is ordered after the previous call
+// on the same context (handle_context::begin / end).
 #pragma once
 
 #include <cublas_v2.h>
 
 #include "core/moduli_choice.hpp"
+#include "engine/batched_complex.hpp"
 #include "engine/batched_emulate.hpp"
 #include "engine/complex_gemm.hpp"
 #include "engine/emulate.hpp"
@@ -60,6 +61,11 @@ run_outcome run_complex_for_handle(cublasHandle_t caller, const complex_gemm& ca
 // workspace limits (run_outcome::refused) with nothing enqueued.
 run_outcome run_batch_for_handle(cublasHandle_t caller, const device_gemm_batch& batch,
                                  size_t bytes);
+
+// A strided batch of complex matrices (engine/batched_complex.hpp; `bytes` from
+// batched_complex_workspace_bytes), likewise.
+run_outcome run_complex_batch_for_handle(cublasHandle_t caller, const complex_gemm_batch& batch,
+                                         size_t bytes);
 
 // `call` on a context the caller owns (the host path's workers), sized here. The workspace
 // limits apply as handle_context::workspace enforces them (a refusal throws), and so does an

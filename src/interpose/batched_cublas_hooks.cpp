@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "api/dgemm_internal.hpp"
+#include "api/zgemm_internal.hpp"
 #include "common/cublas_api.hpp"
 #include "common/logging.hpp"
 #include "dispatch/call_log.hpp"
@@ -80,12 +81,27 @@ const char* gemm_name() {
   return std::is_same_v<T, double> ? "cublasDgemm_v2_64" : "cublasZgemm_v2_64";
 }
 
-// The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device) on a routed strided
-// batch of real matrices when the settings give a fixed count: returns how many
+strided_batch_result strided_batch_device(const device_request<double>& r, int64_t stride_a,
+                                          int64_t stride_b, int64_t stride_c, int64_t count,
+                                          const ozdgemm_options_t& o) {
+  return dgemm_strided_batch_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda,
+                                    stride_a, r.b, r.ldb, stride_b, r.beta, r.c, r.ldc, stride_c,
+                                    count, o);
+}
+strided_batch_result strided_batch_device(const device_request<cuDoubleComplex>& r,
+                                          int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                                          int64_t count, const ozdgemm_options_t& o) {
+  return zgemm_strided_batch_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda,
+                                    stride_a, r.b, r.ldb, stride_b, r.beta, r.c, r.ldc, stride_c,
+                                    count, o);
+}
+
+// The batched engine (api/dgemm_internal.hpp, dgemm_strided_batch_device, and its complex twin)
+// on a routed strided batch when the settings give a fixed count: returns how many
 // matrices, from the first, it enqueued (one decision line for them); the caller serves the rest
 // matrix by matrix, or, for a route priced as the engine (route::engine), runs them native.
-// Complex batches: none.
-int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, int64_t stride_b,
+template <class T>
+int64_t serve_batch_engine(const device_request<T>& r, int64_t stride_a, int64_t stride_b,
                            int64_t stride_c, int64_t count, const route& rt) noexcept {
   try {
     const ozdgemm_options_t o = api_options(settings());
@@ -94,9 +110,7 @@ int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, in
     strided_batch_result b;
     {
       interception_scope scope;
-      b = dgemm_strided_batch_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda,
-                                     stride_a, r.b, r.ldb, stride_b, r.beta, r.c, r.ldc, stride_c,
-                                     count, o);
+      b = strided_batch_device(r, stride_a, stride_b, stride_c, count, o);
     }
     if (b.done == 0) {
       logger().debug(
@@ -116,10 +130,6 @@ int64_t serve_batch_engine(const device_request<double>& r, int64_t stride_a, in
   } catch (...) {
     return 0;  // before anything was enqueued (settings, logging)
   }
-}
-int64_t serve_batch_engine(const device_request<cuDoubleComplex>&, int64_t, int64_t, int64_t,
-                           int64_t, const route&) noexcept {
-  return 0;
 }
 
 // Serves the batch through the batched engine where it can (serve_batch_engine), the rest matrix

@@ -200,7 +200,7 @@ route quote(const device_request<T>& r, const config** cfg = nullptr,
   }
 }
 
-// The batch's route: a real strided batch the batched engine would take (engine_may: its
+// The batch's route: a strided batch the batched engine would take (engine_may: its
 // pointers and strides allow it) is priced as the engine's one run where auto mode's model
 // decides, any other as one GEMM per matrix (decision.hpp's batch_route).
 template <class T>
@@ -210,13 +210,14 @@ route quote_batch(const device_request<T>& r, int64_t count, bool engine_may) no
   const route single = quote(r, &cfg, &rates);
   if (cfg == nullptr) return single;
   try {
+    constexpr bool complex = !std::is_same_v<T, double>;
     prediction engine{};
     const bool priced_as_engine =
-        std::is_same_v<T, double> && engine_may && single.priced && rates != nullptr &&
-        batch_engine_shape_refusal(r.m, r.n, r.k, count, api_options(*cfg)) == nullptr;
+        engine_may && single.priced && rates != nullptr &&
+        batch_engine_shape_refusal(r.m, r.n, r.k, count, api_options(*cfg), complex) == nullptr;
     if (priced_as_engine)
       engine = predict_device_batch(r.m, r.n, r.k, cfg->moduli.count(), cfg->scaling, true, *rates,
-                                    count);
+                                    count, complex);
     return batch_route(*cfg, single, count, priced_as_engine ? &engine : nullptr);
   } catch (...) {
     return route{false, "internal error", {0.0, 0.0}};

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/gemm_problem.hpp"
+#include "engine/batched_complex.hpp"
 #include "engine/batched_emulate.hpp"
 
 namespace ozdgemm::test {
@@ -183,6 +184,60 @@ TEST(BatchChunk, ProductsFitHalfTheCache) {
   EXPECT_FALSE(detail::products_fit_cache(d, h100));
   EXPECT_FALSE(detail::products_fit_cache(
       batch_dims{16, 16, 16, 14, false, false, int8_gemm_backend::cublas}, 0));
+}
+
+}  // namespace
+}  // namespace ozdgemm::test
+
+namespace ozdgemm::test {
+namespace {
+
+// A complex batch's workspace (engine/batched_complex.hpp): the batched engine's for the
+// embedding (m x 2n' x 2k'), then A' (m 2k'), B* (2k' 2n') and T (m 2n') doubles per matrix (one
+// A' for a broadcast A with fast scaling); it grows with the matrices, chunks as the real batch
+// does, and refuses what the embedding's shape refuses.
+TEST(BatchChunk, ComplexBatchesAddTheirPacksToTheEmbeddingsWorkspace) {
+  const batch_dims d{40, 33, 100, 14, false, false, int8_gemm_backend::cublas};
+  const batch_dims e = detail::embedded_dims(d);
+  EXPECT_EQ(e.m, 40);
+  EXPECT_EQ(e.n, 2 * 48);
+  EXPECT_EQ(e.k, 2 * 112);
+  for (const int64_t q : {1, 3, 16}) {
+    size_t complex_bytes = 0;
+    ASSERT_TRUE(detail::batched_complex_workspace_bytes(d, q, &complex_bytes));
+    const size_t engine = batch_bytes(e, q);
+    const size_t packs = static_cast<size_t>(8 * q * (40 * 224 + 224 * 96 + 40 * 96));
+    EXPECT_GE(complex_bytes, engine + packs);
+    EXPECT_LE(complex_bytes, engine + packs + 3 * 256);
+  }
+  batch_dims bcast = d;
+  bcast.broadcast_a = true;
+  size_t strided = 0, shared = 0;
+  ASSERT_TRUE(detail::batched_complex_workspace_bytes(d, 8, &strided));
+  ASSERT_TRUE(detail::batched_complex_workspace_bytes(bcast, 8, &shared));
+  EXPECT_LT(shared, strided);
+  // The largest chunk that fits: 5 matrices' workspace holds 5, not 6.
+  size_t five = 0;
+  ASSERT_TRUE(detail::batched_complex_workspace_bytes(d, 5, &five));
+  EXPECT_EQ(detail::complex_batch_chunk(d, 100, five), 5);
+  EXPECT_EQ(detail::complex_batch_chunk(d, 3, five), 3);
+  EXPECT_EQ(detail::complex_batch_chunk(d, 100, 1000), 0);
+  size_t b = 1;
+  const batch_dims huge{1,     detail::kMaxDim, detail::kMaxDim,          14,
+                        false, false,           int8_gemm_backend::cublas};
+  EXPECT_FALSE(detail::batched_complex_workspace_bytes(huge, 1, &b));
+  EXPECT_EQ(b, 0u);
+  const auto fixed = detail::moduli_setting::fixed(14);
+  EXPECT_EQ(detail::complex_batch_engine_refusal(40, 33, 100, fixed, detail::scaling_mode::fast,
+                                                 int8_gemm_backend::cublas),
+            nullptr);
+  EXPECT_NE(
+      detail::complex_batch_engine_refusal(40, 33, 100, detail::moduli_setting::certified(),
+                                           detail::scaling_mode::fast, int8_gemm_backend::cublas),
+      nullptr);
+  EXPECT_NE(detail::complex_batch_engine_refusal(40, 0, 100, fixed, detail::scaling_mode::fast,
+                                                 int8_gemm_backend::cublas),
+            nullptr);
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ TEST(BatchRoute, PredictionsOnPublishedGpus) {
 
 // The small batches the batched engine takes (one matrix's products within half the L2), at a
 // fixed count of 14 in auto mode: docs/performance.md's second table, the predicted speed-up of
-// the engine's run over the native batched routine.
+// the engine's run over the native batched routine, real / complex.
 constexpr batch_shape kEngineShapes[] = {{256, 128}, {128, 256}, {64, 512}};
 
 std::string engine_table() {
@@ -221,11 +221,19 @@ std::string engine_table() {
     t << "| " << gpu << " |";
     for (const batch_shape& b : kEngineShapes) {
       const int64_t n = b.n;
-      const detail::route single =
-          detail::decide_route(cfg, detail::call_site::device, nullptr, n, n, n, true, rates);
-      const detail::prediction engine =
-          detail::predict_device_batch(n, n, n, 14, cfg.scaling, true, rates, b.count);
-      t << " " << batch_cell(detail::batch_route(cfg, single, b.count, &engine)) << " |";
+      for (bool complex : {false, true}) {
+        // The single call's route as device_gemm.cpp prices it (a complex call: its embedding
+        // at cublasZgemm's rate).
+        const int64_t w = complex ? 2 : 1;
+        const detail::route single =
+            detail::decide_route(cfg, detail::call_site::device, nullptr, n, w * n, w * n, true,
+                                 rates, complex ? detail::kZgemmNativeWork : 1.0);
+        const detail::prediction engine =
+            detail::predict_device_batch(n, n, n, 14, cfg.scaling, true, rates, b.count, complex);
+        t << (complex ? " / " : " ")
+          << batch_cell(detail::batch_route(cfg, single, b.count, &engine));
+      }
+      t << " |";
     }
     t << "\n";
   }
