@@ -1,11 +1,13 @@
-// Strided batches of n x n x n float64 (or complex128) GEMMs at a fixed moduli count, timed three
-// ways on one handle: native cublasDgemmStridedBatched (cublasZgemmStridedBatched), the batched
-// engine (ozdgemm_dgemm_strided_batched / ozdgemm_zgemm_strided_batched, one emulation per chunk
-// of matrices, engine/batched_emulate.hpp, engine/batched_complex.hpp) and one ozdgemm_dgemm
-// (ozdgemm_zgemm) per matrix (what every other batch runs). One CSV line per shape and method,
-// `dtype,batch,n,s,scaling,method,ms,same_bits`: ms the median of 5 timed calls (CUDA events)
-// after two untimed ones, same_bits whether the method's C equals the per-matrix calls' bit for
-// bit (native: -).
+// Strided batches of n x n x n float64 (or complex128) GEMMs at a fixed moduli count, timed four
+// ways: native cublasDgemmStridedBatched (cublasZgemmStridedBatched), the same call under
+// cuBLAS's own FP64 emulation (a second handle, eager strategy, dynamic mantissa control:
+// bench/common/bench_methods.hpp), the batched engine (ozdgemm_dgemm_strided_batched /
+// ozdgemm_zgemm_strided_batched, one emulation per chunk of matrices, engine/batched_emulate.hpp,
+// engine/batched_complex.hpp) and one ozdgemm_dgemm (ozdgemm_zgemm) per matrix (what every other
+// batch runs). One CSV line per shape and method, `dtype,batch,n,s,scaling,method,ms,same_bits`:
+// ms the median of 5 timed calls (CUDA events) after two untimed ones, same_bits whether the
+// method's C equals the per-matrix calls' bit for bit (native: -; cublas_emu: whether it equals
+// native's, which says cuBLAS did not emulate).
 //
 //     batched_engine_bench [--s S] [--accurate] [--complex] [batch:n ...]
 //                                                          (default 64:512 256:128 16:1024)
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench_methods.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace {
@@ -88,6 +91,14 @@ int main(int argc, char** argv) {
   }
   cublasHandle_t h = nullptr;
   check(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+  cublasHandle_t emu = nullptr;  // cuBLAS's emulation; null where this cuBLAS lacks it
+  check(cublasCreate(&emu) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+  const std::string no_emu = ozdgemm::bench::configure_cublas_emulation(emu, false, 0);
+  if (!no_emu.empty()) {
+    std::fprintf(stderr, "batched_engine_bench: no cuBLAS emulation (%s)\n", no_emu.c_str());
+    cublasDestroy(emu);
+    emu = nullptr;
+  }
   ozdgemm_options_t o = ozdgemm_default_options();
   o.num_moduli = s;
   o.scaling = accurate ? OZDGEMM_SCALING_ACCURATE : OZDGEMM_SCALING_FAST;
@@ -118,16 +129,24 @@ int main(int argc, char** argv) {
       cudaMemcpy(hc.data(), c, all * sizeof(double), cudaMemcpyDeviceToHost);
       return hc;
     };
-    const float native = median_ms([&] {
+    const auto strided = [&](cublasHandle_t on) {
       const cublasStatus_t st =
-          complex ? cublasZgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zalpha, z(a),
+          complex ? cublasZgemmStridedBatched(on, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &zalpha, z(a),
                                               n, stride, z(b), n, stride, &zbeta, z(c), n, stride,
                                               static_cast<int>(batch))
-                  : cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n,
+                  : cublasDgemmStridedBatched(on, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n,
                                               stride, b, n, stride, &beta, c, n, stride,
                                               static_cast<int>(batch));
-      check(st == CUBLAS_STATUS_SUCCESS, "the native strided batch");
-    });
+      check(st == CUBLAS_STATUS_SUCCESS, "the cuBLAS strided batch");
+    };
+    const float native = median_ms([&] { strided(h); });
+    const std::vector<double> native_c = result();
+    float emulated = -1.0f;
+    bool emu_as_native = false;
+    if (emu != nullptr) {
+      emulated = median_ms([&] { strided(emu); });
+      emu_as_native = same(result(), native_c);
+    }
     const float looped = median_ms([&] {
       for (long i = 0; i < batch; ++i) {
         const size_t at = i * per * w;
@@ -153,6 +172,9 @@ int main(int argc, char** argv) {
     const bool engine_same = same(result(), per_matrix);
     const char* mode = accurate ? "accurate" : "fast";
     std::printf("%s,%ld,%ld,%d,%s,native,%.4f,-\n", dtype, batch, n, s, mode, native);
+    if (emu != nullptr)
+      std::printf("%s,%ld,%ld,%d,%s,cublas_emu,%.4f,%d\n", dtype, batch, n, s, mode, emulated,
+                  emu_as_native ? 1 : 0);
     std::printf("%s,%ld,%ld,%d,%s,per_matrix,%.4f,1\n", dtype, batch, n, s, mode, looped);
     std::printf("%s,%ld,%ld,%d,%s,batched_engine,%.4f,%d\n", dtype, batch, n, s, mode, engine,
                 engine_same ? 1 : 0);
@@ -161,5 +183,6 @@ int main(int argc, char** argv) {
     cudaFree(c);
   }
   cublasDestroy(h);
+  if (emu != nullptr) cublasDestroy(emu);
   return 0;
 }
