@@ -209,7 +209,8 @@ class BatchedComplexApi : public GpuTest {
 
 TEST_F(BatchedComplexApi, ChunksAndThePublicEntryEqualOneChunk) {
   const int64_t m = 50, n = 40, k = 90, q = 17, lda = 53, ldb = 91, ldc = 51;
-  const int64_t sa = lda * k + 3, sb = ldb * n + 1, sc = ldc * n + 2;
+  // B is n x k under op C (the batch) and k x n under op N (the refused calls): ldb k covers both.
+  const int64_t sa = lda * k + 3, sb = ldb * k + 1, sc = ldc * n + 2;
   std::mt19937_64 g(6);
   std::normal_distribution<double> nd;
   std::vector<cuDoubleComplex> ha(q * sa), hb(q * sb), hc(q * sc);
