@@ -33,8 +33,12 @@ constexpr double kCertPrepBytes = 5.0;
 // on an H100 at s = 14 (bench/results/batched, run 4, 1322a8e) it took 2.9, 11.1 and 43.6 us per
 // matrix at 128^3, 256^3 and 512^3 (256, 128 and 64 matrices), 1.77, 1.66 and 1.55 times what
 // emulation_seconds gives them less kEmulationLatency: its passes over small matrices do not
-// reach the bandwidth of large ones. The slow end, which favours native.
+// reach the bandwidth of large ones. The slow end, which favours native. Complex batches (the
+// embedding's real batch, the packs and the epilogue; run 5, 838c6b4) took 8.1 and 32.2 us per
+// matrix at 128^3 and 256^3, 1.40 and 1.37 times the model's terms: their embedded matrices
+// are four times larger.
 constexpr double kEnginePassFactor = 1.8;
+constexpr double kComplexEnginePassFactor = 1.45;
 
 // x rounded up to the INT8 padding, in double: the _64 cuBLAS entries pass sizes up to 2^63 - 1,
 // where round_up's integer sum would overflow (found by tests/fuzz).
@@ -133,7 +137,8 @@ prediction predict_device_batch(int64_t m, int64_t n, int64_t k, int s, scaling_
   // epilogue reads T (16) and C (16) and writes C (16).
   if (complex)
     per_matrix += (32.0 * m * k + 48.0 * static_cast<double>(k) * n + 48.0 * m * n) / rates.prep_bw;
-  return {native * 1e3, (kEmulationLatency + c * kEnginePassFactor * per_matrix) * 1e3};
+  const double factor = complex ? kComplexEnginePassFactor : kEnginePassFactor;
+  return {native * 1e3, (kEmulationLatency + c * factor * per_matrix) * 1e3};
 }
 
 double native_latency_ms() { return kNativeLatency * 1e3; }

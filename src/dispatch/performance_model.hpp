@@ -46,10 +46,10 @@ prediction predict_device(int64_t m, int64_t n, int64_t k, moduli_setting moduli
 // A strided batch of `count` m x n x k GEMMs at a fixed count `s` through the batched engine
 // (engine/batched_emulate.hpp): native, the batched routine's one fixed cost and each matrix's
 // work; emulated, the emulation's fixed cost once and each matrix's passes and INT8 GEMMs, whose
-// small kernels run slower than the single call's model says (kEnginePassFactor). complex: the
-// matrices are complex (engine/batched_complex.hpp): their embedding m x 2n x 2k, plus its packs
-// and epilogue, against cublasZgemm's rate (kZgemmNativeWork). Unknown rates predict native
-// faster.
+// small kernels run slower than the single call's model says (kEnginePassFactor; complex
+// batches kComplexEnginePassFactor; both measured on an H100). complex: the matrices are complex
+// (engine/batched_complex.hpp): their embedding m x 2n x 2k, plus its packs and epilogue,
+// against cublasZgemm's rate (kZgemmNativeWork). Unknown rates predict native faster.
 prediction predict_device_batch(int64_t m, int64_t n, int64_t k, int s, scaling_mode mode,
                                 bool reads_c, const gpu_rates& rates, int64_t count,
                                 bool complex = false);
