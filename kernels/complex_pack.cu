@@ -47,7 +47,7 @@ __global__ void pack_b_kernel(complex_operand b, int64_t n, int64_t k, const dou
 
 __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
                                         complex_scalar_arg alpha_arg, complex_scalar_arg beta_arg,
-                                        complex_batch_strides batch) {
+                                        complex_batch_strides batch, int part, bool real_diagonal) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= p.m) return;
   const int64_t z = blockIdx.z;
@@ -56,13 +56,14 @@ __global__ void complex_epilogue_kernel(complex_problem p, const double* t,
   const complex_value alpha = alpha_arg.get(), beta = beta_arg.get();
   const int64_t nh = embedding_half(p.n);
   for (int64_t j = blockIdx.y; j < p.n; j += gridDim.y) {
+    if (outside_part(part, i, j, 0)) continue;
     double* c = p.c + 2 * (j * p.ldc + i);
     // Not dereferenced when alpha == 0 (t may be null then).
     const double* t_re = t == nullptr ? nullptr : t + j * p.m + i;
     const double* t_im = t == nullptr ? nullptr : t + (nh + j) * p.m + i;
     const complex_value r = complex_epilogue(t_re, t_im, alpha, beta, c);
     c[0] = r.re;
-    c[1] = r.im;
+    c[1] = real_diagonal && i == j ? 0.0 : r.im;
   }
 }
 
@@ -84,10 +85,10 @@ void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double*
 
 void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
                              complex_scalar_arg beta, cudaStream_t stream,
-                             complex_batch_strides batch) {
+                             complex_batch_strides batch, int part, bool real_diagonal) {
   complex_epilogue_kernel<<<dim3(grid_dim(p.m, kThreads), grid_dim(p.n, 1, 65535),
                                  static_cast<unsigned>(batch.count)),
-                            kThreads, 0, stream>>>(p, t, alpha, beta, batch);
+                            kThreads, 0, stream>>>(p, t, alpha, beta, batch, part, real_diagonal);
 }
 
 }  // namespace ozdgemm::detail

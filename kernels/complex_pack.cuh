@@ -33,8 +33,11 @@ void launch_pack_b(const complex_operand& b, int64_t n, int64_t k, const double*
 
 // C = alpha (T_re + i T_im) + beta C for the m x n complex C of p, T m x 2n' with ld m (null
 // when alpha is known to be 0: then C = beta C; then batch.out is not used).
+// part (core/gemm_problem.hpp's c_part): only that triangle of C is read and written;
+// real_diagonal (HERK and its kin): the imaginary parts of C's diagonal are set to zero.
 void launch_complex_epilogue(const complex_problem& p, const double* t, complex_scalar_arg alpha,
                              complex_scalar_arg beta, cudaStream_t stream,
-                             complex_batch_strides batch = {});
+                             complex_batch_strides batch = {}, int part = 0,
+                             bool real_diagonal = false);
 
 }  // namespace ozdgemm::detail

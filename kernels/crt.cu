@@ -21,7 +21,10 @@ constexpr int kCrtThreads = 128;
 // and the weights become constant-bank operands. The CRT code and its limb count are those of
 // the host reference (core/crt.hpp); the residues here are only reduced to [0, 2 m_t), the
 // reference's to [0, m_t), and the result is a function of X alone, so the bits are the same.
-template <int S>
+// Part: whether the launch may compute a triangle of C (crt_args::part); the chosen count's
+// kernel never does (graph conditionals take no triangle, engine/run.cpp) and keeps its 32
+// registers without the mask.
+template <int S, bool Part = true>
 __device__ __forceinline__ void crt_rows(const gemm_problem& p, const crt_args& args,
                                          const modulus_table& tb, scalar_arg alpha_arg,
                                          scalar_arg beta_arg) {
@@ -30,6 +33,7 @@ __device__ __forceinline__ void crt_rows(const gemm_problem& p, const crt_args& 
   const double alpha = alpha_arg.get(), beta = beta_arg.get();
   const int64_t plane = args.m_pad * args.n_pad;
   for (int64_t j = blockIdx.y; j < p.n; j += gridDim.y) {
+    if (Part && outside_part(args.part, i, j, args.diag)) continue;
     double* c = p.c + j * p.ldc + i;
     if (alpha == 0.0) {
       *c = beta == 0.0 ? 0.0 : mul_rn(beta, *c);
@@ -57,7 +61,7 @@ __device__ __forceinline__ void crt_rows(const gemm_problem& p, const crt_args& 
 // and nothing is written back between the GEMMs and the CRT, where a combination pass would
 // read 12 bytes and write 8 per element and modulus before the CRT read 8 of them again. The
 // CRT receives the same INT32 values, so the bits are those of the pass.
-template <int S>
+template <int S, bool Part = true>
 __device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const crt_args& args,
                                                    const modulus_table& tb, scalar_arg alpha_arg,
                                                    scalar_arg beta_arg) {
@@ -66,7 +70,9 @@ __device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const 
   const double alpha = alpha_arg.get(), beta = beta_arg.get();
   const int64_t nh = args.half_n;
   const int64_t plane = args.m_pad * args.n_pad, half = args.m_pad * nh;
-  for (int64_t j = blockIdx.y; j < nh; j += gridDim.y) {
+  const int64_t cols = args.cols > 0 ? args.cols : nh;
+  for (int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
+    if (Part && outside_part(args.part, i, j, args.diag)) continue;
     double* const c[2] = {p.c + j * p.ldc + i, p.c + (j + nh) * p.ldc + i};
     if (alpha == 0.0) {
       for (double* e : c) *e = beta == 0.0 ? 0.0 : mul_rn(beta, *e);
@@ -128,7 +134,7 @@ __global__ void __launch_bounds__(kCrtThreads)
   args.flags_a += z * b.vec_a;
   args.exp_b += z * b.vec_b;
   args.flags_b += z * b.vec_b;
-  crt_rows<S>(p, args, tb, alpha_arg, beta_arg);
+  crt_rows<S, false>(p, args, tb, alpha_arg, beta_arg);  // batches take no triangle
 }
 
 // The tables of every s for the count chosen on the GPU, which the launch cannot pass by value
@@ -140,10 +146,11 @@ __constant__ modulus_table chosen_tables[kMaxModuli - kMinModuli + 1];
 // switch, not a chain of ifs: ptxas (CUDA 13.0, sm_90) gives the chain 44 registers (11 blocks
 // of 128 threads per SM), the switch 32 and 16 bytes of spill (16 blocks, as crt_kernel<S>);
 // this streaming kernel needs the occupancy for its loads in flight. Karatsuba: the form's
-// rows (crt_args::prod3), one kernel of their own so that the plain one keeps its registers.
+// rows (crt_args::prod3), one kernel of their own so that the plain one keeps its registers;
+// the plain one's launch bound holds it at 32 (16 blocks).
 static_assert(kMinModuli == 2 && kMaxModuli == 20, "one case per moduli count below");
 template <bool Karatsuba>
-__global__ void __launch_bounds__(kCrtThreads)
+__global__ void __launch_bounds__(kCrtThreads, Karatsuba ? 1 : 16)
     chosen_crt_kernel(gemm_problem p, crt_args args, const int* chosen, scalar_arg alpha_arg,
                       scalar_arg beta_arg) {
   const int s = *chosen;
@@ -152,9 +159,10 @@ __global__ void __launch_bounds__(kCrtThreads)
 #define OZDGEMM_CRT_CASE(S)                                                                \
     case S:                                                                                \
       if constexpr (Karatsuba)                                                             \
-        crt_karatsuba_rows<S>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg); \
+        crt_karatsuba_rows<S, false>(p, args, chosen_tables[S - kMinModuli], alpha_arg,   \
+                                     beta_arg);                                            \
       else                                                                                 \
-        crt_rows<S>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg);          \
+        crt_rows<S, false>(p, args, chosen_tables[S - kMinModuli], alpha_arg, beta_arg);   \
       break;
     OZDGEMM_CRT_CASE(2)  OZDGEMM_CRT_CASE(3)  OZDGEMM_CRT_CASE(4)  OZDGEMM_CRT_CASE(5)
     OZDGEMM_CRT_CASE(6)  OZDGEMM_CRT_CASE(7)  OZDGEMM_CRT_CASE(8)  OZDGEMM_CRT_CASE(9)
@@ -225,7 +233,8 @@ __global__ void scale_c_kernel(double* c, int64_t ldc, int64_t m, int64_t n, sca
 dim3 crt_grid(const gemm_problem& p, const crt_args& args) {
   if (args.prod3 == nullptr) return dim3(grid_dim(p.m, kCrtThreads), grid_dim(p.n, 1, 65535));
   if (p.n != 2 * args.half_n) throw std::invalid_argument("Karatsuba CRT: n != 2 n'");
-  return dim3(grid_dim(p.m, kCrtThreads), grid_dim(args.half_n, 1, 65535));
+  const int64_t cols = args.cols > 0 ? args.cols : args.half_n;
+  return dim3(grid_dim(p.m, kCrtThreads), grid_dim(cols, 1, 65535));
 }
 
 }  // namespace

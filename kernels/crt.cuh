@@ -28,6 +28,13 @@ struct crt_args {
   // (karatsuba_parts). Null for any other call.
   const int32_t* prod3 = nullptr;
   int64_t half_n = 0;  // n'
+  // A call computing one triangle of C (core/gemm_problem.hpp's c_part): elements (i, j) of this
+  // launch with outside_part(part, i, j, diag) are neither read nor written. In the Karatsuba
+  // form the columns j < cols of each half are computed (0: all n'); the products of column j
+  // are in column j of the planes either way.
+  int part = 0;
+  int64_t diag = 0;
+  int64_t cols = 0;
 };
 
 // only_if (optional, device memory): the kernel writes C only when *only_if == tb.s (a count

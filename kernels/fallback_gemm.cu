@@ -28,7 +28,7 @@ __device__ __forceinline__ void load_tile(const operand& x, int64_t nvec, int64_
 
 __global__ void __launch_bounds__(kThreads)
     fallback_dgemm_kernel(gemm_problem p, scalar_arg alpha_arg, scalar_arg beta_arg,
-                          const int* chosen) {
+                          const int* chosen, int part, int64_t half) {
   if (*chosen != 0) return;  // the emulation wrote C
   __shared__ double sa[kStep][kTile + 1];
   __shared__ double sb[kStep][kTile + 1];
@@ -39,6 +39,13 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t tiles = row_tiles * ((p.n + kTile - 1) / kTile);
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t i0 = tile % row_tiles * kTile, j0 = tile / row_tiles * kTile;
+    // A tile wholly outside the part (none of its rows reaches its columns' triangle) is skipped;
+    // whether it is depends on the block only, so the whole block skips it together.
+    // (A tile across the two halves of a complex call's T is never skipped.)
+    const bool straddles = half > 0 && j0 < half && j0 + kTile > half;
+    const int64_t jt = half > 0 && j0 >= half ? j0 - half : j0;
+    if (!straddles && part == 1 && i0 + kTile - 1 < jt) continue;
+    if (!straddles && part == 2 && i0 > jt + kTile - 1) continue;
     double acc[4][4] = {};
     if (alpha != 0.0) {
       for (int64_t l0 = 0; l0 < p.k; l0 += kStep) {
@@ -67,7 +74,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int64_t i = i0 + tx + 16 * r;
-        if (i >= p.m) continue;
+        if (i >= p.m || outside_part(part, i, half > 0 && j >= half ? j - half : j, 0)) continue;
         double* e = p.c + j * p.ldc + i;
         // alpha == 0: C = beta C, neither A nor B read (their tiles were never loaded).
         const double v = alpha == 0.0 ? 0.0 : mul_rn(alpha, acc[r][c]);
@@ -82,12 +89,12 @@ __global__ void __launch_bounds__(kThreads)
 cudaError_t load_fallback_kernels() { return load_kernels(fallback_dgemm_kernel); }
 
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
-                           const int* chosen, cudaStream_t stream) {
+                           const int* chosen, cudaStream_t stream, int part, int64_t half) {
   // A grid-stride loop over the tiles with a few blocks per SM: when the emulation wrote C, the
   // launch costs about one wave of blocks that read *chosen and return.
   const double tiles = static_cast<double>(grid_dim(p.m, kTile)) * grid_dim(p.n, kTile);
   const unsigned blocks = tiles < kMaxBlocks ? static_cast<unsigned>(tiles) : kMaxBlocks;
-  fallback_dgemm_kernel<<<blocks, kThreads, 0, stream>>>(p, alpha, beta, chosen);
+  fallback_dgemm_kernel<<<blocks, kThreads, 0, stream>>>(p, alpha, beta, chosen, part, half);
 }
 
 }  // namespace ozdgemm::detail

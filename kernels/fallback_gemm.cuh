@@ -15,8 +15,10 @@ namespace ozdgemm::detail {
 // are not read; beta == 0: C is not read). Each element is one sequential fused multiply-add
 // chain over k, so its error is within native DGEMM's bound k u (|A||B|)_ij + u |C|; the bits
 // are not cuBLAS's (whose summation order is its own).
+// part (core/gemm_problem.hpp's c_part): only that triangle of C is written; half > 0 (a complex
+// call's embedding, T of 2 half columns): column j and half + j are both column j of it.
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
-                           const int* chosen, cudaStream_t stream);
+                           const int* chosen, cudaStream_t stream, int part = 0, int64_t half = 0);
 // Loads the fallback's kernel on the current device (load_kernels, launch_common.cuh).
 cudaError_t load_fallback_kernels();
 

@@ -8,6 +8,7 @@
 #include "common/logging.hpp"
 #include "crt.cuh"
 #include "engine/emulate.hpp"
+#include "engine/layout.hpp"
 #include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/auto_reference.hpp"
@@ -22,8 +23,8 @@ void native_dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperati
                   int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
                   int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
                   int64_t ldc) {
-  OZDGEMM_CUBLAS_TRY(cublas_dgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
-                                       beta, C, ldc));
+  OZDGEMM_CUBLAS_TRY(
+      cublas_dgemm_64(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
 }  // namespace
@@ -33,15 +34,15 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
                            ozdgemm_options_t options, bool run_native, bool choose_on_gpu,
-                           const moduli_gate* gate) {
+                           const moduli_gate* gate, c_triangle triangle) {
   device_result r;
   auto fail = [&](ozdgemm_status_t st) {
     r.status = st;
     return r;
   };
   checked_args args;
-  const ozdgemm_status_t checked =
-      check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options, &args);
+  const ozdgemm_status_t checked = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc,
+                                                     alpha, beta, options, &args);
   if (checked != OZDGEMM_STATUS_SUCCESS) return fail(checked);
   if (m == 0 || n == 0) {
     r.s = args.trivial_s;
@@ -56,12 +57,18 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.int8_gemm = int8_gemm_backend::setting;
   call.choose_on_gpu = choose_on_gpu;
   call.gate = gate;
+  if (triangle.part != c_part::all) {
+    if (m != n) return fail(OZDGEMM_STATUS_INVALID_VALUE);
+    call.part = triangle.part;
+    call.row_block = part_row_block(m);
+  }
   const history_key shape = key_of_call(m, n, k, false, call.mode, options.accuracy);
   call.shape = &shape;
   // Sized before the handle is touched: a workspace that cannot even be counted is an
   // allocation failure (the interposer then runs the native routine).
   size_t ws_bytes = 0;
-  if (k > 0 && !size_workspace(&call, &ws_bytes)) return unsized_workspace("ozdgemm_dgemm", m, n, k);
+  if (k > 0 && !size_workspace(&call, &ws_bytes))
+    return unsized_workspace("ozdgemm_dgemm", m, n, k);
 
   const bool dev = caller_stream(handle, &call.stream);
   call.alpha = scalar_arg{dev ? alpha : nullptr, dev ? 0.0 : *alpha};
@@ -70,17 +77,20 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels,
   // which then read neither A nor B.)
   if (k == 0 || (!dev && call.alpha.host == 0.0)) {
+    if (call.part != c_part::all) {
+      r.not_emulated = kTriangleNothingToMultiply;
+      return r;
+    }
     launch_scale_c(C, ldc, m, n, call.beta, call.stream);
     OZDGEMM_CHECK_LAUNCH();
     r.s = args.trivial_s;
     return r;
   }
 
-  return settle_run("ozdgemm_dgemm", "cublasDgemm", m, n, k,
-                    run_for_handle(handle, call, ws_bytes), args.target, run_native, [&] {
-                      native_dgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                                   C, ldc);
-                    });
+  return settle_run(
+      "ozdgemm_dgemm", "cublasDgemm", m, n, k, run_for_handle(handle, call, ws_bytes), args.target,
+      run_native,
+      [&] { native_dgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 }  // namespace ozdgemm::detail
@@ -90,8 +100,7 @@ using namespace ozdgemm::detail;
 extern "C" {
 
 OZDGEMM_API ozdgemm_options_t ozdgemm_default_options(void) {
-  return ozdgemm_options_t{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_FAST,
-                           OZDGEMM_ACCURACY_NATIVE};
+  return ozdgemm_options_t{OZDGEMM_DEFAULT_MODULI, OZDGEMM_SCALING_FAST, OZDGEMM_ACCURACY_NATIVE};
 }
 
 OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm(cublasHandle_t handle, cublasOperation_t transa,
@@ -119,11 +128,10 @@ OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_ex(cublasHandle_t handle, cublasOpera
   });
 }
 
-OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, int64_t m,
-                                                     int64_t n, int64_t k, double alpha,
-                                                     const double* A, int64_t lda,
-                                                     const double* B, int64_t ldb, double beta,
-                                                     double* C, int64_t ldc,
+OZDGEMM_API ozdgemm_status_t ozdgemm_dgemm_reference(char transa, char transb, int64_t m, int64_t n,
+                                                     int64_t k, double alpha, const double* A,
+                                                     int64_t lda, const double* B, int64_t ldb,
+                                                     double beta, double* C, int64_t ldc,
                                                      ozdgemm_options_t options) {
   return guarded("ozdgemm_dgemm_reference", [&]() -> ozdgemm_status_t {
     checked_args args;

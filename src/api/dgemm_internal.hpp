@@ -7,11 +7,26 @@
 
 #include <cstdint>
 
+#include "core/gemm_problem.hpp"
 #include "ozdgemm/ozdgemm.h"
 
 namespace ozdgemm::detail {
 
 class moduli_gate;
+
+// One triangle of a square C instead of all of it, for the Level-3 hooks (SYRK, HERK and their
+// kin as one emulation: engine/emulate.hpp's device_gemm::part); real_diagonal (complex): the
+// imaginary parts of C's diagonal set to zero (HERK). Such a call declines (not_emulated, C
+// untouched) where the engine cannot compute a triangle alone: nothing to multiply (the caller's
+// routine scales the triangle), a complex call outside the Karatsuba form.
+struct c_triangle {
+  c_part part = c_part::all;
+  bool real_diagonal = false;
+};
+inline constexpr const char* kTriangleNothingToMultiply =
+    "a triangle with nothing to multiply (k = 0 or alpha = 0): the native routine scales it";
+inline constexpr const char* kTriangleNotKaratsuba =
+    "a complex triangle needs the Karatsuba form (fast scaling, large enough)";
 
 // What the device entry did with one call.
 struct device_result {
@@ -48,7 +63,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const double* alpha, const double* A, int64_t lda, const double* B,
                            int64_t ldb, const double* beta, double* C, int64_t ldc,
                            ozdgemm_options_t options, bool run_native, bool choose_on_gpu,
-                           const moduli_gate* gate = nullptr);
+                           const moduli_gate* gate = nullptr, c_triangle triangle = {});
 
 // What dgemm_strided_batch_device did: matrices [0, done) are enqueued, with s moduli, in chunks
 // of per_chunk; the rest (all of them when done is 0, `declined` saying why) are the caller's to

@@ -10,6 +10,7 @@
 #include "complex_pack.cuh"
 #include "core/complex_embedding.hpp"
 #include "core/moduli_choice.hpp"
+#include "engine/layout.hpp"
 #include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/complex_reference.hpp"
@@ -36,7 +37,8 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native, bool choose_on_gpu, const moduli_gate* gate) {
+                           bool run_native, bool choose_on_gpu, const moduli_gate* gate,
+                           c_triangle triangle) {
   device_result r;
   checked_args args;
   r.status = check_device_args(handle, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, options,
@@ -59,12 +61,25 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.real.int8_gemm = int8_gemm_backend::setting;
   call.real.gate = gate;
   call.real.choose_on_gpu = choose_on_gpu;
+  if (triangle.part != c_part::all) {
+    if (m != n) {
+      r.status = OZDGEMM_STATUS_INVALID_VALUE;
+      return r;
+    }
+    call.real.part = triangle.part;
+    call.real.row_block = part_row_block(m);
+    call.real_diagonal = triangle.real_diagonal;
+  }
   const history_key shape = key_of_call(m, n, k, true, call.real.mode, options.accuracy);
   call.real.shape = &shape;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.
   size_t ws_bytes = 0;
   if (k > 0 && !size_complex_workspace(&call, &ws_bytes))
     return unsized_workspace("ozdgemm_zgemm", m, n, k);
+  if (call.real.part != c_part::all && (k == 0 || !call.real.karatsuba.on())) {
+    r.not_emulated = k == 0 ? kTriangleNothingToMultiply : kTriangleNotKaratsuba;
+    return r;
+  }
 
   const bool dev = caller_stream(handle, &call.real.stream);
   call.alpha = complex_scalar_arg{
@@ -77,6 +92,10 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   // Nothing to multiply: C = beta C. (alpha == 0 in device mode is handled by the kernels:
   // the packs then read neither A nor B, and the epilogue no T.)
   if (k == 0 || (!dev && is_zero(call.alpha.host))) {
+    if (call.real.part != c_part::all) {
+      r.not_emulated = kTriangleNothingToMultiply;
+      return r;
+    }
     launch_complex_epilogue(call.p, nullptr, complex_scalar_arg{nullptr, {0.0, 0.0}}, call.beta,
                             call.real.stream);
     OZDGEMM_CHECK_LAUNCH();

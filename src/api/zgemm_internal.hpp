@@ -26,7 +26,8 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
                            const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda,
                            const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta,
                            cuDoubleComplex* C, int64_t ldc, ozdgemm_options_t options,
-                           bool run_native, bool choose_on_gpu, const moduli_gate* gate = nullptr);
+                           bool run_native, bool choose_on_gpu, const moduli_gate* gate = nullptr,
+                           c_triangle triangle = {});
 
 // dgemm_strided_batch_device (dgemm_internal.hpp) for complex matrices: through their
 // embedding's real batch (engine/batched_complex.hpp); each C_i equals ozdgemm_zgemm's bit for

@@ -28,6 +28,16 @@ struct operand {
   }
 };
 
+// The part of C a call computes: all of it, or one triangle with the diagonal (SYRK, HERK and
+// their kin as one emulation, docs/level3.md); nothing outside the part is read or written.
+enum class c_part : int { all = 0, lower = 1, upper = 2 };
+
+// Whether element (i + d, j) of C lies outside `part` (d: a block's first row minus its first
+// column, so that i and j may count from the block's corner).
+OZDGEMM_HD bool outside_part(int part, int64_t i, int64_t j, int64_t d) {
+  return part == 1 ? i + d < j : part == 2 ? i + d > j : false;
+}
+
 // The spellings of a transpose flag that reach the library: a BLAS TRANS character as LSAME
 // reads it (case-insensitive, first character only), a cublasOperation_t, a CBLAS_TRANSPOSE.
 enum class op_spelling { blas_char, cublas, cblas };
@@ -41,7 +51,7 @@ inline bool parse_op(int code, op_spelling spelling, op_kind* out, bool* conjuga
     int n, t, c;
   };
   codes k{'N', 'T', 'C'};
-  if (spelling == op_spelling::cublas) k = {0, 1, 2};  // CUBLAS_OP_N, _T, _C
+  if (spelling == op_spelling::cublas) k = {0, 1, 2};       // CUBLAS_OP_N, _T, _C
   if (spelling == op_spelling::cblas) k = {111, 112, 113};  // CblasNoTrans, _Trans, _ConjTrans
   if (spelling == op_spelling::blas_char && code >= 'a' && code <= 'z') code -= 'a' - 'A';
   if (code != k.n && code != k.t && code != k.c) return false;

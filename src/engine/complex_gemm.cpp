@@ -113,9 +113,12 @@ int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* ch
   real.beta = scalar_arg{nullptr, 0.0};
   real.events = nullptr;
   real.mirrored_b = embedding_half(p.n);
+  if (real.part != c_part::all && !real.karatsuba.on())
+    throw std::invalid_argument("a triangle of a complex C needs the Karatsuba form");
   const int s = enqueue_emulation(real, workspace, choice);
   if (s == 0) return 0;  // nothing has touched C
-  launch_complex_epilogue(p, L.t, call.alpha, call.beta, st);
+  launch_complex_epilogue(p, L.t, call.alpha, call.beta, st, {}, static_cast<int>(real.part),
+                          call.real_diagonal);
   OZDGEMM_CHECK_LAUNCH();
   return s;
 }

@@ -45,6 +45,8 @@ struct complex_gemm {
   // sets them; its problem, alpha and beta are the embedding's (set by enqueue_complex).
   device_gemm real;
   size_t engine_bytes = 0;  // the engine's share of the workspace (size_complex_workspace)
+  // HERK and its kin: the imaginary parts of C's diagonal are set to zero (with real.part).
+  bool real_diagonal = false;
 };
 
 // The workspace of `call`: the engine's for (m, 2n', 2k'), then A' (16 m k' bytes), B* (32 k' n')

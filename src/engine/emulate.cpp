@@ -84,7 +84,8 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   // the GPU decides, like the GEMMs that read them.
   enqueue_products(call, L, g, va, *tb, exps_a, exps_b,
                    fused ? residue_writes::none : residue_writes::both, L.chosen);
-  launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st);
+  launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st, static_cast<int>(call.part),
+                        call.mirrored_b);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
   return kChosenOnGpu;
@@ -194,6 +195,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   const bool certified = call.moduli.is_certified();
   const bool automatic = call.moduli.chooses_per_call();
   const bool fast = call.mode == scaling_mode::fast;
+  if (call.part != c_part::all && (p.m != p.n || call.reuse_a))
+    throw std::invalid_argument("a triangle of C needs a square C and its own A");
   if (call.reuse_a && !fast)
     throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
   if (call.reuse_a && automatic)
@@ -217,7 +220,8 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
-  bool on_gpu = certified && call.graphs != nullptr && !speculative;
+  // The graphs' native DGEMM would write all of C: a triangle call never chooses there.
+  bool on_gpu = certified && call.graphs != nullptr && !speculative && call.part == c_part::all;
   gpu_plan plan;
   if (on_gpu) {
     plan = plan_gpu_choice(call, L, g);

@@ -122,6 +122,12 @@ struct device_gemm {
   int speculative = 0;
   bool certify_only = false;
   int* outcome = nullptr;
+  // One triangle of C (SYRK, HERK and their kin, interpose/level3_device.cpp): per block of rows
+  // the INT8 GEMMs cover only the columns the triangle reaches, and the CRT and the FP64 fallback
+  // write only the triangle (a complex embedding: T's columns j and n' + j as column j). m == n.
+  // The Karatsuba form only for complex calls; no count chosen in graph conditionals (under
+  // capture such a call declines: its native routine runs). row_block sets the blocks.
+  c_part part = c_part::all;
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does

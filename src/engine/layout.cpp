@@ -145,6 +145,13 @@ int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int
 
 }  // namespace
 
+int64_t part_row_block(int64_t m) {
+  static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
+  if (forced > 0) return forced;
+  const int64_t rows = round_up((m + 15) / 16, kPad);
+  return rows > 512 ? rows : 512;
+}
+
 row_span block_rows(const layout& L, int64_t rb) {
   const int64_t i0 = rb * L.row_block;
   return {i0, L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block};

@@ -22,7 +22,10 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
   const int64_t plane = rows * L.n_pad, half = rows * nh;
   const int64_t a_plane = L.m_pad * K, b_plane = L.n_pad * K;
   const int64_t sa_plane = L.m_pad * kh;
-  const bool batched = batched_gemms(call.batching, rows, nh, kh);
+  // A triangle's block: columns [c0, c0 + cols) of each half, into the planes' first columns.
+  const col_span span = block_cols(call, L, i0, rows);
+  const int64_t cols = span.c1 - span.c0, b0 = span.c0 * K;
+  const bool batched = batched_gemms(call.batching, rows, cols, kh);
   for (int64_t k0 = 0; k0 < kh; k0 += kKBlock) {
     const int64_t klen = kh - k0 < kKBlock ? kh - k0 : kKBlock;
     if (k0 > 0) {
@@ -40,18 +43,46 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
       int64_t c_stride;
     };
     const product products[3] = {
-        {L.res_a + i0 * K + k0, K, a_plane, L.res_b + k0, K, b_plane, L.prod, plane},
-        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + k0, K, b_plane, L.prod + half,
-         plane},
-        {L.sum_a + i0 * kh + k0, kh, sa_plane, L.res_b + kh + k0, K, b_plane, L.prod3, half}};
+        {L.res_a + i0 * K + k0, K, a_plane, L.res_b + b0 + k0, K, b_plane, L.prod, plane},
+        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + b0 + k0, K, b_plane,
+         L.prod + half, plane},
+        {L.sum_a + i0 * kh + k0, kh, sa_plane, L.res_b + b0 + kh + k0, K, b_plane, L.prod3, half}};
     for (const product& q : products) {
       const int count = batched ? s : 1;
       for (int t = 0; t < s; t += count) {
-        const lt_gemm_shape shape{rows, nh,    klen,       q.lda,      q.ldb,
+        const lt_gemm_shape shape{rows, cols,  klen,       q.lda,      q.ldb,
                                   rows, count, q.a_stride, q.b_stride, q.c_stride};
         int8_gemm_views(g, shape, q.a + t * q.a_stride, q.b + t * q.b_stride, q.c + t * q.c_stride,
                         k0 > 0);
       }
+    }
+  }
+}
+
+// Step 3 of a real call computing one triangle, for rows [i0, i0 + rows) of C: the INT8 GEMMs
+// of the columns the block reaches (block_cols) into the planes' first columns, per k-block as
+// block_gemms.
+void triangle_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
+                    const modulus_table& tb, int64_t i0, int64_t rows) {
+  const int s = tb.s;
+  const int64_t K = L.k_pad, plane = rows * L.n_pad;
+  const int64_t a_plane = L.m_pad * K, b_plane = L.n_pad * K;
+  const col_span span = block_cols(call, L, i0, rows);
+  const int64_t cols = span.c1 - span.c0;
+  const bool batched = batched_gemms(call.batching, rows, cols, K);
+  for (int64_t blk = 0; blk < L.nblk; ++blk) {
+    const int64_t k0 = blk * kKBlock;
+    const int64_t klen = K - k0 < kKBlock ? K - k0 : kKBlock;
+    if (blk > 0) {
+      if (g.use == lt_use::plan_only) return;  // accumulating k-blocks are never timed
+      launch_fold(L.prod, plane, tb, g.stream);
+      OZDGEMM_CHECK_LAUNCH();
+    }
+    const int count = batched ? s : 1;
+    for (int t = 0; t < s; t += count) {
+      const lt_gemm_shape shape{rows, cols, klen, K, K, rows, count, a_plane, b_plane, plane};
+      int8_gemm_views(g, shape, L.res_a + t * a_plane + i0 * K + k0,
+                      L.res_b + t * b_plane + span.c0 * K + k0, L.prod + t * plane, blk > 0);
     }
   }
 }
@@ -132,6 +163,25 @@ crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_probl
   return args;
 }
 
+void restrict_to_part(const device_gemm& call, const layout& L, int64_t i0, int64_t rows,
+                      gemm_problem* pb, crt_args* args) {
+  const col_span span = block_cols(call, L, i0, rows);
+  const int64_t c0 = span.c0;
+  args->part = static_cast<int>(call.part);
+  args->diag = i0 - c0;
+  pb->c += c0 * pb->ldc;
+  pb->b = pb->b.from_vector(c0);
+  args->b = pb->b;
+  args->exp_b += c0;
+  args->flags_b += c0;
+  if (call.karatsuba.on()) {
+    args->cols = span.c1 - c0;  // of each half; pb->n stays 2 n'
+  } else {
+    const int64_t c1 = span.c1 < call.p.n ? span.c1 : call.p.n;
+    pb->n = c1 > c0 ? c1 - c0 : 0;
+  }
+}
+
 void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb,
                     const int* chosen) {
   const karatsuba_halves& h = call.karatsuba;
@@ -145,12 +195,21 @@ void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_tabl
   OZDGEMM_CHECK_LAUNCH();
 }
 
+col_span block_cols(const device_gemm& call, const layout& L, int64_t i0, int64_t rows) {
+  const int64_t n = call.karatsuba.on() ? call.karatsuba.n : L.n_pad;
+  const auto at_most_n = [n](int64_t c) { return c < n ? c : n; };
+  if (call.part == c_part::lower) return {0, at_most_n(i0 + rows)};
+  if (call.part == c_part::upper) return {at_most_n(i0), n};
+  return {0, n};
+}
+
 void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                  const modulus_table& tb, int64_t i0, int64_t rows) {
   if (call.karatsuba.on()) return karatsuba_gemms(call, L, g, tb, i0, rows);
   const int s = tb.s;
   const int64_t plane = rows * L.n_pad, a_plane = L.m_pad * L.k_pad;
   const int8_t* res_a = L.res_a + i0 * L.k_pad;
+  if (call.part != c_part::all) return triangle_gemms(call, L, g, tb, i0, rows);
   for (int64_t blk = 0; blk < L.nblk; ++blk) {
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
@@ -190,10 +249,11 @@ void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_
     block_gemms(call, L, g, tb, i0, rows);
     if (block_events) record(ev->gemm_done[rb], st);
     if (ev != nullptr && rb == L.row_blocks - 1) record(ev->multiplied, st);
-    const gemm_problem pb = block_problem(p, i0, rows);
+    gemm_problem pb = block_problem(p, i0, rows);
     crt_args args = crt_args_for(call, L, pb, i0, rows);
     args.exp_a = exp_a + i0;
     args.exp_b = exp_b;
+    if (call.part != c_part::all) restrict_to_part(call, L, i0, rows, &pb, &args);
     launch_crt(pb, args, tb, call.alpha, call.beta, st, only_if);
     OZDGEMM_CHECK_LAUNCH();
     if (block_events) record(ev->crt_done[rb], st);

@@ -87,6 +87,19 @@ crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_probl
 void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_table& tb,
                     const int* chosen = nullptr);
 
+// The columns [c0, c1) of C (of each half of T in the Karatsuba form) that rows [i0, i0 + rows)
+// need: all of them, or those the call's triangle reaches (device_gemm::part), whose INT8
+// products go to the planes' first c1 - c0 columns.
+struct col_span {
+  int64_t c0, c1;
+};
+col_span block_cols(const device_gemm& call, const layout& L, int64_t i0, int64_t rows);
+
+// A triangle call's CRT of rows [i0, i0 + rows): pb and args narrowed to block_cols's columns,
+// with the triangle's mask.
+void restrict_to_part(const device_gemm& call, const layout& L, int64_t i0, int64_t rows,
+                      gemm_problem* pb, crt_args* args);
+
 // Step 3 for rows [i0, i0 + rows) of C: the INT8 GEMMs of tb.s moduli per k-block, batched over
 // the moduli or one call each (batched_gemms), on g.stream; between k-blocks the INT32 sums are
 // reduced mod m_t so that the next block cannot overflow.

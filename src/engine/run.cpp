@@ -19,8 +19,9 @@ namespace {
 bool may_choose_on_gpu(const device_gemm& call) {
   return call.choose_on_gpu && call.moduli.is_certified() && !call.reuse_a;
 }
+// Not a triangle of C: the graphs' native DGEMM would write all of it.
 bool chooses_on_gpu(const device_gemm& call) {
-  return may_choose_on_gpu(call) &&
+  return may_choose_on_gpu(call) && call.part == c_part::all &&
          (stream_capturing(call.stream) || eager_choice() == eager_choice_kind::graphs);
 }
 bool speculates(const device_gemm& call) {

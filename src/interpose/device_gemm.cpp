@@ -28,12 +28,12 @@ namespace {
 device_result run_device(const device_request<double>& r, const ozdgemm_options_t& o,
                          const moduli_gate* gate) {
   return dgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb, r.beta,
-                      r.c, r.ldc, o, false, true, gate);
+                      r.c, r.ldc, o, false, true, gate, r.triangle);
 }
 device_result run_device(const device_request<cuDoubleComplex>& r, const ozdgemm_options_t& o,
                          const moduli_gate* gate) {
   return zgemm_device(r.handle, r.ta, r.tb, r.m, r.n, r.k, r.alpha, r.a, r.lda, r.b, r.ldb, r.beta,
-                      r.c, r.ldc, o, false, true, gate);
+                      r.c, r.ldc, o, false, true, gate, r.triangle);
 }
 // Whether the engine learns the call's count and applies the gate (engine/run.cpp): not for a
 // certified count chosen in graph conditionals (under capture), for real and complex calls alike.

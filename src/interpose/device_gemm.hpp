@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "api/dgemm_internal.hpp"
 #include "dispatch/decision.hpp"
 
 namespace ozdgemm::detail {
@@ -29,6 +30,8 @@ struct device_request {
   const T* beta;
   T* c;
   int64_t ldc;
+  // One triangle of C (the Level-3 hooks' SYRK and HERK as one emulation, api/dgemm_internal.hpp).
+  c_triangle triangle{};
 };
 
 // The native routine of one request: a callable held by reference (it must outlive the call).

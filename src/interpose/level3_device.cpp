@@ -17,6 +17,8 @@
 #include "dispatch/gpu_model.hpp"
 #include "dispatch/level3_efficiency.hpp"
 #include "dispatch/settings.hpp"
+#include "engine/complex_gemm.hpp"
+#include "engine/layout.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/level3_model.hpp"
@@ -328,6 +330,82 @@ class device_executor final : public level3_executor<T> {
   cublasStatus_t status_ = CUBLAS_STATUS_SUCCESS;
 };
 
+// SYRK, HERK and SYRKX as one emulated GEMM of C's triangle (docs/level3.md, "One
+// emulation"): op(A) op(Y)^T (^H) with Y = A or B, as blocked() forms its off-diagonal blocks.
+template <class T>
+device_request<cu_t<T>> triangle_request(const rank_k_call<T>& x, const char* entry,
+                                         cublasHandle_t handle, const cu_t<T>* alpha,
+                                         const cu_t<T>* beta) {
+  const trans_kind t = x.hermitian() ? trans_kind::c : trans_kind::t;
+  const bool by_rows = x.trans == trans_kind::n;
+  const T* y = x.has_b() ? x.b : x.a;
+  const int64_t ldy = x.has_b() ? x.ldb : x.lda;
+  device_request<cu_t<T>> r{entry,
+                            handle,
+                            op_of(by_rows ? trans_kind::n : x.trans),
+                            op_of(by_rows ? t : trans_kind::n),
+                            x.n,
+                            x.n,
+                            x.k,
+                            alpha,
+                            cu(x.a),
+                            x.lda,
+                            cu(y),
+                            ldy,
+                            beta,
+                            cu(x.c),
+                            x.ldc};
+  r.triangle.part = x.uplo == uplo_kind::lower ? c_part::lower : c_part::upper;
+  r.triangle.real_diagonal = x.hermitian();
+  return r;
+}
+
+// Whether the call runs as one emulation of its triangle: not SYR2K or HER2K (two products) nor
+// HERKX (whose diagonal cuBLAS may treat as HERK's or not: it stays blocked), not
+// with OZDGEMM_LEVEL3_BLOCK set (the blocked form asked for), something to multiply, a complex call
+// in the Karatsuba form, the GEMM of the square emulated where it would run; in auto mode also
+// the triangle's share of that GEMM's emulated time below the native routine's by the margin and
+// not above the blocked form's price (`blocked_ms`, 0 when the blocked form would not run).
+template <class T>
+bool runs_as_triangle(const rank_k_call<T>& x, const config& cfg, const device_request<cu_t<T>>& r,
+                      const native_efficiency& e, double blocked_ms) {
+  if (x.two() || x.kind == rank_k_kind::herkx || cfg.mode == run_mode::native ||
+      cfg.level3_block > 0)
+    return false;
+  if (x.n < 2 || x.k == 0 || x.alpha == T(0)) return false;
+  if (!std::is_same_v<T, double> &&
+      !uses_karatsuba(complex_form::setting, cfg.scaling, x.n, x.n, x.k))
+    return false;
+  const route rt = device_gemm_route(r);
+  if (!rt.emulate) return false;
+  if (cfg.mode == run_mode::emulate) return true;
+  const gemm_quoter quote = [&](int64_t, int64_t, int64_t) {
+    return gemm_quote{nullptr, rt.predicted.native_ms, rt.predicted.emulated_ms};
+  };
+  const double tri_ms = rt.predicted.emulated_ms * triangle_share(x.n, part_row_block(x.n));
+  const double native = native_ms(x, quote, e);
+  return tri_ms < (1.0 - cfg.auto_margin) * native && (blocked_ms <= 0.0 || tri_ms <= blocked_ms);
+}
+
+template <class T, class Call>
+bool serve_triangle(const Call&, cublasHandle_t, const char*, void*, const config&,
+                    const native_efficiency&, double, cublasStatus_t*) {
+  return false;
+}
+// The call as one emulation of its triangle (runs_as_triangle), its native routine where the
+// engine declines: true when served so, with *status; false leaves it to the blocked form.
+template <class T>
+bool serve_triangle(const rank_k_call<T>& x, cublasHandle_t handle, const char* entry, void* native,
+                    const config& cfg, const native_efficiency& e, double blocked_ms,
+                    cublasStatus_t* status) {
+  const cu_t<T> alpha = cu_value(x.alpha), beta = cu_value(x.beta);
+  const device_request<cu_t<T>> r = triangle_request(x, entry, handle, &alpha, &beta);
+  if (!runs_as_triangle(x, cfg, r, e, blocked_ms)) return false;
+  auto run = [&] { return run_native(native, handle, x); };
+  *status = serve_device(r, run);
+  return true;
+}
+
 template <class T, class Call>
 bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::function<bool()> prepare,
            cublasStatus_t* status) noexcept {
@@ -344,12 +422,16 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
       return false;
     }
     const config& cfg = settings();
+    const native_efficiency e =
+        cfg.mode == run_mode::native ? native_efficiency{} : efficiency_here();
     const level3_plan plan = plan_level3(
         x, cfg,
         [&](int64_t m, int64_t n, int64_t k) {
           return device_gemm_route(block_request<T>(entry, handle, m, n, k));
         },
-        &rec, cfg.mode == run_mode::native ? native_efficiency{} : efficiency_here());
+        &rec, e);
+    const double blocked_ms = plan.declined == nullptr ? rec.predicted_emulated_ms : 0.0;
+    if (serve_triangle<T>(x, handle, entry, native, cfg, e, blocked_ms, status)) return true;
     rec.reason = plan.declined;
     if (rec.reason == nullptr) {
       device_executor<T> ex(entry, handle, plan.block, native, gemm, std::move(prepare));

@@ -86,6 +86,19 @@ double native_ms(const Call& x, const gemm_quoter& quote, const native_efficienc
   return native_share(x) * quote(m, n, k).native_ms / efficiency_of(x, e);
 }
 
+// The share of an n x n GEMM's products that a triangle of C computes when the engine takes it in
+// blocks of `rows` rows (engine/emulate.hpp's device_gemm::part): each block multiplies its rows
+// by the columns up to its last row, about (1 + rows / n) / 2 of the square.
+inline double triangle_share(int64_t n, int64_t rows) {
+  if (n <= 0 || rows <= 0) return 1.0;
+  double work = 0.0;
+  for (int64_t i0 = 0; i0 < n; i0 += rows) {
+    const int64_t r = n - i0 < rows ? n - i0 : rows;
+    work += static_cast<double>(r) * static_cast<double>(i0 + r);
+  }
+  return work / (static_cast<double>(n) * static_cast<double>(n));
+}
+
 // A quoter that asks `quote` once per shape: the blocked forms of one call at every block size
 // repeat their shapes level by level.
 class memo_quoter {

@@ -166,6 +166,35 @@ TEST(Level3Price, SyrkByHand) {
 
 // GEMM blocks emulated only 3% faster than native: the diagonal blocks' native share does not
 // change, so the call as a whole gains under the 5% margin and stays native.
+// The triangle's share counted element by element: the columns each block of rows reaches
+// (lower: up to its last row) over the square; one block is the square, and at 16 blocks of
+// 1024 (order 16384, engine/layout.hpp's part_row_block) it is 136 / 256.
+TEST(Level3Price, TriangleShareCountsTheColumnsEachBlockReaches) {
+  for (const int64_t n : {1, 7, 48, 200, 1000}) {
+    for (const int64_t rows : {1, 16, 48, 512}) {
+      int64_t reached = 0;
+      for (int64_t i = 0; i < n; ++i) reached += std::min(n, (i / rows + 1) * rows);
+      EXPECT_DOUBLE_EQ(detail::triangle_share(n, rows),
+                       static_cast<double>(reached) / (static_cast<double>(n) * n))
+          << n << " " << rows;
+    }
+  }
+  EXPECT_DOUBLE_EQ(detail::triangle_share(300, 512), 1.0);
+  EXPECT_DOUBLE_EQ(detail::triangle_share(16384, 1024), 136.0 / 256.0);
+}
+
+// The mask of a triangle call's kernels (core/gemm_problem.hpp): element (i + d, j) of C.
+TEST(Level3Price, TheTriangleMaskKeepsTheDiagonal) {
+  using detail::outside_part;
+  for (int64_t d : {-3, 0, 5})
+    for (int64_t i = 0; i < 8; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        EXPECT_FALSE(outside_part(0, i, j, d));
+        EXPECT_EQ(outside_part(1, i, j, d), i + d < j);
+        EXPECT_EQ(outside_part(2, i, j, d), i + d > j);
+      }
+}
+
 TEST(Level3Price, AMarginalGainOnTheBlocksKeepsTheCallNative) {
   double* p = buffer<double>();
   const gemm_quoter slightly = [](int64_t m, int64_t n, int64_t k) {

@@ -7,6 +7,10 @@
 // off-diagonal block of C, which one emulated GEMM writes from A, B and the caller's C alone, must
 // hold the reference's bits. The diagonal blocks are the native routine's (cuBLAS's bits, not the
 // CPU's) and are checked against native cuBLAS by level3_client instead.
+// Without OZDGEMM_LEVEL3_BLOCK, SYRK, HERK, SYRKX and complex SYRK run as one emulation of C's
+// triangle (docs/level3.md): then every element of the triangle, the diagonal included, must hold
+// the bits of the host reference's GEMM of the whole square (HERK: its diagonal's imaginary parts
+// zero), and the other triangle the caller's C.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -128,6 +132,60 @@ int64_t check_rank_k(const char* name, rank_k_kind kind, uplo_kind uplo, trans_k
   return compared;
 }
 
+// One rank-k case run as one emulation of the triangle: every element of C against the host
+// reference's GEMM of the whole square (the caller's C outside the triangle).
+template <class T, class Launch>
+int64_t check_triangle(const char* name, rank_k_kind kind, uplo_kind uplo, trans_kind trans,
+                       const ozdgemm_options_t& options, unsigned seed, Launch&& launch) {
+  constexpr int w = std::is_same_v<T, double> ? 1 : 2;
+  const int64_t n = kOrder, k = kDepth;
+  const int64_t rows = trans == trans_kind::n ? n : k, cols = trans == trans_kind::n ? k : n;
+  const int64_t ld = rows + kPadLd, ldc = n + kPadLd;
+  const std::vector<double> a = random_doubles(static_cast<size_t>(ld * cols * w), seed);
+  const std::vector<double> b = random_doubles(static_cast<size_t>(ld * cols * w), seed + 1);
+  const std::vector<double> c = random_doubles(static_cast<size_t>(ldc * n * w), seed + 2);
+  double* da = to_device(a);
+  double* db = to_device(b);
+  double* dc = to_device(c);
+  const cublasStatus_t st = launch(da, ld, db, ld, dc, ldc);
+  const std::vector<double> got = to_host(dc, c.size());
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: cuBLAS status %d", name, static_cast<int>(st));
+
+  // The square as blocked() forms its off-diagonal blocks: op(A) op(Y)^T (^H), Y = A or B.
+  const bool herm = kind == rank_k_kind::herk, reads_b = kind == rank_k_kind::syrkx;
+  const trans_kind t = herm ? trans_kind::c : trans_kind::t;
+  const bool by_rows = trans == trans_kind::n;
+  reference_executor<T> ref(0, options);
+  std::vector<double> want = c;
+  ref.gemm(by_rows ? trans_kind::n : trans, by_rows ? t : trans_kind::n, n, n, k, T(0.75),
+           reinterpret_cast<const T*>(a.data()), ld,
+           reinterpret_cast<const T*>(reads_b ? b.data() : a.data()), ld, T(-0.5),
+           reinterpret_cast<T*>(want.data()), ldc);
+  int64_t compared = 0, differ = 0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      const bool inside = uplo == uplo_kind::lower ? i >= j : i <= j;
+      const size_t at = static_cast<size_t>(i + j * ldc) * w;
+      for (int part = 0; part < w; ++part, ++compared) {
+        double expect = inside ? want[at + part] : c[at + part];
+        if (inside && herm && i == j && part == 1) expect = 0.0;
+        if (std::memcmp(&got[at + part], &expect, sizeof(double)) != 0 && ++differ <= 3)
+          std::printf("  %s: (%lld, %lld) part %d: GPU %.17g, expected %.17g\n", name,
+                      static_cast<long long>(i), static_cast<long long>(j), part, got[at + part],
+                      expect);
+      }
+    }
+  CHECK(differ == 0, "%s: %lld of %lld values differ", name, static_cast<long long>(differ),
+        static_cast<long long>(compared));
+  std::printf("%s (%s, %s): triangle as one emulation, %lld values compared, %lld differ\n", name,
+              uplo == uplo_kind::lower ? "lower" : "upper", op_char(trans) == 'N' ? "N" : "T/C",
+              static_cast<long long>(compared), static_cast<long long>(differ));
+  return compared;
+}
+
 cublasFillMode_t fill(uplo_kind u) {
   return u == uplo_kind::lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
 }
@@ -142,17 +200,49 @@ int main() {
   if (const int rc = test_and_native_handles(&h, &native); rc != 0) return rc;
   const char* block_env = std::getenv("OZDGEMM_LEVEL3_BLOCK");
   const ozdgemm_options_t options = env_options();
-  if (preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference") == nullptr || block_env == nullptr ||
-      options.num_moduli <= 0) {
+  if (preloaded_symbol<ref_fn>("ozdgemm_dgemm_reference") == nullptr || options.num_moduli <= 0) {
     std::printf(
-        "FAIL: run preloaded with OZDGEMM_MODE=emulate, a fixed OZDGEMM_MODULI and "
-        "OZDGEMM_LEVEL3_BLOCK\n");
+        "FAIL: run preloaded with OZDGEMM_MODE=emulate and a fixed OZDGEMM_MODULI (and "
+        "OZDGEMM_LEVEL3_BLOCK for the blocked form)\n");
     return 1;
   }
-  const int64_t block = std::atoll(block_env);
   const double alpha = 0.75, beta = -0.5;
   const cuDoubleComplex zalpha = make_cuDoubleComplex(alpha, 0.0);
+  const cuDoubleComplex zbeta = make_cuDoubleComplex(beta, 0.0);
   unsigned seed = 100;
+  const auto z = [](double* p) { return reinterpret_cast<cuDoubleComplex*>(p); };
+  if (block_env == nullptr) {
+    for (uplo_kind u : {uplo_kind::lower, uplo_kind::upper})
+      for (trans_kind t : {trans_kind::n, trans_kind::t}) {
+        const trans_kind th = t == trans_kind::n ? trans_kind::n : trans_kind::c;
+        check_triangle<double>(
+            "cublasDsyrk", rank_k_kind::syrk, u, t, options, seed += 10,
+            [&](double* a, int64_t lda, double*, int64_t, double* c, int64_t ldc) {
+              return cublasDsyrk(h, fill(u), op(t), kOrder, kDepth, &alpha, a, lda, &beta, c, ldc);
+            });
+        check_triangle<double>(
+            "cublasDsyrkx", rank_k_kind::syrkx, u, t, options, seed += 10,
+            [&](double* a, int64_t lda, double* b, int64_t ldb, double* c, int64_t ldc) {
+              return cublasDsyrkx(h, fill(u), op(t), kOrder, kDepth, &alpha, a, lda, b, ldb, &beta,
+                                  c, ldc);
+            });
+        check_triangle<zd>("cublasZherk", rank_k_kind::herk, u, th, options, seed += 10,
+                           [&](double* a, int64_t lda, double*, int64_t, double* c, int64_t ldc) {
+                             return cublasZherk(h, fill(u), op(th), kOrder, kDepth, &alpha, z(a),
+                                                lda, &beta, z(c), ldc);
+                           });
+        check_triangle<zd>("cublasZsyrk", rank_k_kind::syrk, u, t, options, seed += 10,
+                           [&](double* a, int64_t lda, double*, int64_t, double* c, int64_t ldc) {
+                             return cublasZsyrk(h, fill(u), op(t), kOrder, kDepth, &zalpha, z(a),
+                                                lda, &zbeta, z(c), ldc);
+                           });
+      }
+    cublasDestroy(h);
+    cublasDestroy(native);
+    std::printf("%s\n", failures == 0 ? "PASSED" : "FAILED");
+    return failures == 0 ? 0 : 1;
+  }
+  const int64_t block = std::atoll(block_env);
   for (uplo_kind u : {uplo_kind::lower, uplo_kind::upper})
     for (trans_kind t : {trans_kind::n, trans_kind::t}) {
       check_rank_k<double>("cublasDsyrk", rank_k_kind::syrk, u, t, block, options, seed += 10,
@@ -175,7 +265,6 @@ int main() {
                        });
       check_rank_k<zd>("cublasZsyr2k", rank_k_kind::syr2k, u, t, block, options, seed += 10,
                        [&](double* a, int64_t lda, double* b, int64_t ldb, double* c, int64_t ldc) {
-                         const cuDoubleComplex zbeta = make_cuDoubleComplex(beta, 0.0);
                          return cublasZsyr2k(h, fill(u), op(t), kOrder, kDepth, &zalpha,
                                              reinterpret_cast<const cuDoubleComplex*>(a), lda,
                                              reinterpret_cast<const cuDoubleComplex*>(b), ldb,
