@@ -157,6 +157,8 @@ __device__ int slot_shift(const certify_args& a, int t) {
 __device__ int row_scale(const certify_args& a, const certify_row& row, int t) {
   return a.exps_all_a[t * a.m + row.i] + row.emax + slot_shift(a, t);
 }
+// The columns a launch covers (certify_args::cols).
+OZDGEMM_HD int64_t columns(const certify_args& a) { return a.cols > 0 ? a.cols : a.n; }
 __device__ int col_scale(const certify_args& a, int64_t j, int emb, int t) {
   return a.exps_all_b[t * a.n + j] + emb + slot_shift(a, t);
 }
@@ -176,7 +178,7 @@ __global__ void __launch_bounds__(kCertifyThreads) certified_ratio_all_kernel(ce
     worst[t] = 0.0;
   }
   uint32_t open = kAll;  // the s this thread still evaluates (bit s - kMinModuli)
-  for (int64_t j = blockIdx.y; j < a.n; j += gridDim.y) {
+  for (int64_t j = blockIdx.y; j < columns(a); j += gridDim.y) {
     const int emb = decode_emax(a.emax_b[j]);
     if (!row.live || emb == kZeroExponent || a.flags_b[j] != 0) continue;
     const double w = band_lower_bound(band_sum(a, j, row.ii), kCertBands, row.drop + a.drop_b[j]);
@@ -292,14 +294,15 @@ __global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(cert
   certified_row_scaled rf[kWalkRows];  // zero for a row that takes no part
   certified_filter_max filtered;       // the elements the filter passed
   double passed = 0.0, last = 0.0;     // the largest exact ratio met, and of s = 20 missed
-  for (int64_t jt = static_cast<int64_t>(blockIdx.y) * kWalkCols; jt < a.n;
+  const int64_t n = columns(a);
+  for (int64_t jt = static_cast<int64_t>(blockIdx.y) * kWalkCols; jt < n;
        jt += static_cast<int64_t>(gridDim.y) * kWalkCols) {
     __syncthreads();  // the previous tile is done with the shared columns
     if (threadIdx.x == 0) tile_lo = lowest_open();
     if (threadIdx.x < kWalkCols) {
       const int q = threadIdx.x;
       const int64_t j = jt + q;
-      const int emb = j < a.n ? decode_emax(a.emax_b[j]) : kZeroExponent;
+      const int emb = j < n ? decode_emax(a.emax_b[j]) : kZeroExponent;
       const bool col = emb != kZeroExponent && a.flags_b[j] == 0;
       col_live[q] = col;
       col_emb[q] = emb;
@@ -317,7 +320,7 @@ __global__ void __launch_bounds__(kCertifyThreads, 4) certified_walk_kernel(cert
     }
     __syncthreads();
     if (live == 0) continue;
-    const int cols = a.n - jt < kWalkCols ? static_cast<int>(a.n - jt) : kWalkCols;
+    const int cols = n - jt < kWalkCols ? static_cast<int>(n - jt) : kWalkCols;
     auto ratio = [&](const certify_row& row, int q, int t, double inv_w) {
       const double pa = pow2i(-row_scale(a, row, t));
       const double pb = pow2i(-col_scale(a, jt + q, col_emb[q], t));
@@ -481,12 +484,13 @@ void launch_certified_ratios(const certify_args& a, cudaStream_t stream) {
   if (a.target == INFINITY) {
     const unsigned gx = grid_dim(a.rows, kCertifyThreads);
     const int64_t gy = std::max<int64_t>(1, 1024 / gx);
-    certified_ratio_all_kernel<<<dim3(gx, grid_dim(a.n, 1, gy)), kCertifyThreads, 0, stream>>>(a);
+    certified_ratio_all_kernel<<<dim3(gx, grid_dim(columns(a), 1, gy)), kCertifyThreads, 0,
+                                 stream>>>(a);
   } else {  // whole tiles of columns per block, kWalkRows rows per thread
     const unsigned gx = grid_dim(a.rows, kCertifyThreads * kWalkRows);
     const int64_t gy = std::max<int64_t>(1, 1024 / gx);
-    certified_walk_kernel<<<dim3(gx, grid_dim(a.n, kWalkCols, gy)), kCertifyThreads, 0, stream>>>(
-        a);
+    certified_walk_kernel<<<dim3(gx, grid_dim(columns(a), kWalkCols, gy)), kCertifyThreads, 0,
+                            stream>>>(a);
   }
 }
 

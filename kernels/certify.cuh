@@ -53,13 +53,16 @@ struct certify_args {
   const unsigned long long* norm_b;
   const int* drop_a;  // launch_band_drops'
   const int* drop_b;
-  const int* exps_all_a;      // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
-  const int* exps_all_b;      // [(s - kMinModuli) n + j]
-  uint32_t nearest_mask;      // bit s set: the residues of s round to nearest
+  const int* exps_all_a;  // [(s - kMinModuli) m + i]: the exponents the scaling gives for s
+  const int* exps_all_b;  // [(s - kMinModuli) n + j]
+  uint32_t nearest_mask;  // bit s set: the residues of s round to nearest
   // The chooser's target (choose_moduli's c.target, or +inf when it depends on the ratio of
   // s = 20): a slot of s < 20 whose ratio exceeded it holds some ratio above it, not the largest.
   double target;
   unsigned long long* worst;  // [kMaxModuli + 1], atomicMax'ed bits (zeroed beforehand)
+  // Columns [0, cols) of the column arrays as passed (a triangle's span of columns: the arrays
+  // offset to its first, G holding it from its column 0); 0: all n. n stays exps_all_b's stride.
+  int64_t cols = 0;
 };
 void launch_certified_ratios(const certify_args& a, cudaStream_t stream);
 

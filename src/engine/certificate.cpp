@@ -1,5 +1,6 @@
 #include "engine/certificate.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -45,6 +46,10 @@ void prepare_certificate(const device_gemm& call, const layout& L, bool write_ba
 // band GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits
 // with weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G)
 // and the worst certified ratio of every s (core/certified_bound.hpp).
+void certify(const device_gemm& call, const layout& L, const unsigned long long* g,
+             const int32_t* g32, int64_t i0, int64_t rows, int64_t c0, int64_t cols,
+             double threshold, uint32_t nearest_mask);
+
 void launch_certificate(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
@@ -62,30 +67,59 @@ void launch_certificate(const device_gemm& call, const layout& L, const int8_gem
   // yet (fast scaling: accurate scaling's U shares them and is read again later): one band GEMM
   // and one ratio pass instead of one per block of rows (a GEMM of a quarter of the rows ran at
   // half the rate of the batched modulus GEMMs on the H200 at 4096^3).
+  // A triangle of C (device_gemm::part) is certified per block of rows over the columns its
+  // products reach (block_cols; both halves of a complex embedding's T): the elements it writes.
   const bool whole =
-      single && call.mode == scaling_mode::fast && L.row_blocks > 1 &&
+      single && call.mode == scaling_mode::fast && L.row_blocks > 1 && call.part == c_part::all &&
       static_cast<size_t>(L.m_pad) * static_cast<size_t>(L.n_pad) * 4 <= L.shared_bytes;
   const int64_t blocks = whole ? 1 : L.row_blocks;
   int32_t* part = whole ? L.prod : L.cert_part;
   for (int64_t rb = 0; rb < blocks; ++rb) {
     const auto [i0, rows] = whole ? row_span{0, L.m_pad} : block_rows(L, rb);
-    if (!single)
-      OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * L.n_pad) * 8, st));
-    for (int d = 0; d < kCertBands; ++d)
-      for (int q = 0; q <= d; ++q)
-        for (int64_t blk = 0; blk < L.nblk; ++blk) {
-          const int64_t k0 = blk * kKBlock;
-          const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
-          int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
-                    a_plane, bands_b + (d - q) * b_plane, part, 1, false);
-          if (!single)
-            launch_band_accumulate(L.cert_g, part, rows * L.n_pad, kBandBits * (kCertBands - 1 - d),
-                                   st);
-          OZDGEMM_CHECK_LAUNCH();
-        }
+    const col_span cs = block_cols(call, L, i0, rows);
+    const int halves = call.part != c_part::all && call.mirrored_b > 0 ? 2 : 1;
+    for (int h = 0; h < halves; ++h) {
+      // Columns [c0, c1) of the call (all of them but for a triangle), G from its column 0.
+      const int64_t c0 = call.part == c_part::all ? 0 : cs.c0 + h * call.mirrored_b;
+      const int64_t c1 = call.part == c_part::all ? L.n_pad : cs.c1 + h * call.mirrored_b;
+      const int64_t cols = c1 - c0;
+      if (!single)
+        OZDGEMM_CUDA_TRY(cudaMemsetAsync(L.cert_g, 0, static_cast<size_t>(rows * cols) * 8, st));
+      for (int d = 0; d < kCertBands; ++d)
+        for (int q = 0; q <= d; ++q)
+          for (int64_t blk = 0; blk < L.nblk; ++blk) {
+            const int64_t k0 = blk * kKBlock;
+            const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;
+            if (call.part == c_part::all) {
+              int8_gemm(g, rows, L.n_pad, k0, klen, L.k_pad, bands_a + q * a_plane + i0 * L.k_pad,
+                        a_plane, bands_b + (d - q) * b_plane, part, 1, false);
+            } else {
+              const lt_gemm_shape shape{rows, cols, klen, L.k_pad, L.k_pad, rows, 1, 0, 0, 0};
+              int8_gemm_views(g, shape, bands_a + q * a_plane + i0 * L.k_pad + k0,
+                              bands_b + (d - q) * b_plane + c0 * L.k_pad + k0, part, false);
+            }
+            if (!single)
+              launch_band_accumulate(L.cert_g, part, rows * cols, kBandBits * (kCertBands - 1 - d),
+                                     st);
+            OZDGEMM_CHECK_LAUNCH();
+          }
+      certify(call, L, single ? nullptr : L.cert_g, single ? part : nullptr, i0, rows, c0,
+              call.part == c_part::all ? 0 : std::min(c1, p.n) - c0, threshold, nearest_mask);
+    }
+  }
+}
+
+// The worst certified ratio of every s over rows [i0, i0 + rows) and columns [c0, c0 + cols)
+// of C (cols 0: all of them), from G (or the single band GEMM's g32) holding those columns from
+// its column 0.
+void certify(const device_gemm& call, const layout& L, const unsigned long long* g,
+             const int32_t* g32, int64_t i0, int64_t rows, int64_t c0, int64_t cols,
+             double threshold, uint32_t nearest_mask) {
+  const gemm_problem& p = call.p;
+  {
     certify_args ca{};
-    ca.g = single ? nullptr : L.cert_g;
-    ca.g32 = single ? part : nullptr;
+    ca.g = g;
+    ca.g32 = g32;
     ca.i0 = i0;
     ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
     ca.ld = rows;
@@ -93,19 +127,20 @@ void launch_certificate(const device_gemm& call, const layout& L, const int8_gem
     ca.n = p.n;
     ca.k = p.k;
     ca.emax_a = L.emax_a;
-    ca.emax_b = L.emax_b;
+    ca.emax_b = L.emax_b + c0;
     ca.flags_a = L.flags_a;
-    ca.flags_b = L.flags_b;
+    ca.flags_b = L.flags_b + c0;
     ca.norm_a = L.norm_a;
-    ca.norm_b = L.norm_b;
+    ca.norm_b = L.norm_b + c0;
     ca.drop_a = L.drop_a;
-    ca.drop_b = L.drop_b;
+    ca.drop_b = L.drop_b + c0;
     ca.exps_all_a = L.exps_all_a;
-    ca.exps_all_b = L.exps_all_b;
+    ca.exps_all_b = L.exps_all_b + c0;
     ca.nearest_mask = nearest_mask;
     ca.target = threshold;
     ca.worst = L.worst + 2 * (kMaxModuli + 1);
-    launch_certified_ratios(ca, st);
+    ca.cols = cols;
+    launch_certified_ratios(ca, call.stream);
     OZDGEMM_CHECK_LAUNCH();
   }
 }

@@ -195,7 +195,9 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   const bool certified = call.moduli.is_certified();
   const bool automatic = call.moduli.chooses_per_call();
   const bool fast = call.mode == scaling_mode::fast;
-  if (call.part != c_part::all && (p.m != p.n || call.reuse_a))
+  // A triangle needs a square C: m x n, or m x 2n' with n' columns a side in a complex embedding.
+  const int64_t c_cols = call.mirrored_b > 0 ? call.mirrored_b : p.n;
+  if (call.part != c_part::all && (round_up(p.m, kPad) != round_up(c_cols, kPad) || call.reuse_a))
     throw std::invalid_argument("a triangle of C needs a square C and its own A");
   if (call.reuse_a && !fast)
     throw std::invalid_argument("reuse_a needs fast scaling: accurate exponents of A depend on B");
