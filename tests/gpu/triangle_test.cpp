@@ -53,6 +53,16 @@ class Triangle : public GpuTest, public ::testing::WithParamInterface<triangle_c
   int64_t ld() const { return (GetParam().transposed ? kK : kN) + 3; }
   int64_t cols() const { return GetParam().transposed ? kN : kK; }
   cublasOperation_t op_a() const { return GetParam().transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
+  // Both calls succeeded and emulated, and have finished. A certified round's second call of the
+  // shape speculates the count the first one chose (s = kChosenOnGpu): the bits compare counts.
+  static bool both_emulated(const device_result& whole, const device_result& part) {
+    for (const device_result* r : {&whole, &part}) {
+      EXPECT_EQ(r->status, OZDGEMM_STATUS_SUCCESS);
+      EXPECT_NE(r->s, 0) << (r->not_emulated != nullptr ? r->not_emulated : "");
+      if (r->status != OZDGEMM_STATUS_SUCCESS || r->s == 0) return false;
+    }
+    return cudaDeviceSynchronize() == cudaSuccess;
+  }
   bool Inside(int64_t i, int64_t j) const {
     return GetParam().part == c_part::lower ? i >= j : i <= j;
   }
@@ -83,13 +93,7 @@ TEST_P(Triangle, SyrkEqualsTheWholeSquaresTriangle) {
     const device_result p =
         dgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, da.ptr, ld(), da.ptr, ld(), &beta,
                      part.ptr, ldc, options(), false, true, nullptr, {GetParam().part, false});
-    ASSERT_EQ(w.status, OZDGEMM_STATUS_SUCCESS);
-    ASSERT_EQ(p.status, OZDGEMM_STATUS_SUCCESS);
-    // Both emulated; a certified round's second call of the shape speculates (s = kChosenOnGpu)
-    // the count the first one chose, so the counts are compared by the bits.
-    ASSERT_NE(w.s, 0) << (w.not_emulated != nullptr ? w.not_emulated : "");
-    ASSERT_NE(p.s, 0) << (p.not_emulated != nullptr ? p.not_emulated : "");
-    ASSERT_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(both_emulated(w, p));
     const std::vector<double> want = whole.to_host(), got = part.to_host();
     int64_t differ = 0, inside = 0;
     for (int64_t j = 0; j < kN; ++j)
@@ -126,13 +130,7 @@ TEST_P(Triangle, HerkEqualsTheWholeSquaresTriangleWithARealDiagonal) {
     const device_result p =
         zgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, a, ld(), a, ld(), &beta, cp, ldc,
                      options(), false, true, nullptr, {GetParam().part, true});
-    ASSERT_EQ(w.status, OZDGEMM_STATUS_SUCCESS);
-    ASSERT_EQ(p.status, OZDGEMM_STATUS_SUCCESS);
-    // Both emulated; a certified round's second call of the shape speculates (s = kChosenOnGpu)
-    // the count the first one chose, so the counts are compared by the bits.
-    ASSERT_NE(w.s, 0) << (w.not_emulated != nullptr ? w.not_emulated : "");
-    ASSERT_NE(p.s, 0) << (p.not_emulated != nullptr ? p.not_emulated : "");
-    ASSERT_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(both_emulated(w, p));
     const std::vector<double> want = whole.to_host(), got = part.to_host();
     int64_t differ = 0;
     for (int64_t j = 0; j < kN; ++j)

@@ -83,6 +83,34 @@ class reference_executor final : public level3_executor<T> {
   ozdgemm_options_t options_;
 };
 
+// One rank-k call on the GPU (the tested handle) with random op(A), op(B) (n x k, w doubles an
+// element, leading dimensions padded) and C: the host copies and C as the call left it.
+struct gpu_run {
+  std::vector<double> a, b, c, got;
+  int64_t ld, ldc;
+};
+template <class Launch>
+gpu_run run_on_gpu(const char* name, int w, trans_kind trans, unsigned seed, Launch&& launch) {
+  const int64_t n = kOrder, k = kDepth;
+  const int64_t rows = trans == trans_kind::n ? n : k, cols = trans == trans_kind::n ? k : n;
+  gpu_run r;
+  r.ld = rows + kPadLd;
+  r.ldc = n + kPadLd;
+  r.a = random_doubles(static_cast<size_t>(r.ld * cols * w), seed);
+  r.b = random_doubles(static_cast<size_t>(r.ld * cols * w), seed + 1);
+  r.c = random_doubles(static_cast<size_t>(r.ldc * n * w), seed + 2);
+  double* da = to_device(r.a);
+  double* db = to_device(r.b);
+  double* dc = to_device(r.c);
+  const cublasStatus_t st = launch(da, r.ld, db, r.ld, dc, r.ldc);
+  r.got = to_host(dc, r.c.size());
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: cuBLAS status %d", name, static_cast<int>(st));
+  return r;
+}
+
 // One rank-k case: its call on the GPU (the tested handle), then on the host; returns the number
 // of elements compared.
 template <class T, class Launch>
@@ -91,20 +119,10 @@ int64_t check_rank_k(const char* name, rank_k_kind kind, uplo_kind uplo, trans_k
                      Launch&& launch) {
   constexpr int w = std::is_same_v<T, double> ? 1 : 2;
   const int64_t n = kOrder, k = kDepth;
-  const int64_t rows = trans == trans_kind::n ? n : k, cols = trans == trans_kind::n ? k : n;
-  const int64_t ld = rows + kPadLd, ldc = n + kPadLd;
-  const std::vector<double> a = random_doubles(static_cast<size_t>(ld * cols * w), seed);
-  const std::vector<double> b = random_doubles(static_cast<size_t>(ld * cols * w), seed + 1);
-  std::vector<double> c = random_doubles(static_cast<size_t>(ldc * n * w), seed + 2);
-  double* da = to_device(a);
-  double* db = to_device(b);
-  double* dc = to_device(c);
-  const cublasStatus_t st = launch(da, ld, db, ld, dc, ldc);
-  const std::vector<double> got = to_host(dc, c.size());
-  cudaFree(da);
-  cudaFree(db);
-  cudaFree(dc);
-  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: cuBLAS status %d", name, static_cast<int>(st));
+  gpu_run r = run_on_gpu(name, w, trans, seed, launch);
+  const int64_t ld = r.ld, ldc = r.ldc;
+  const std::vector<double>&a = r.a, &b = r.b, &got = r.got;
+  std::vector<double>& c = r.c;
 
   const auto* ha = reinterpret_cast<const T*>(a.data());
   const auto* hb = reinterpret_cast<const T*>(b.data());
@@ -139,20 +157,9 @@ int64_t check_triangle(const char* name, rank_k_kind kind, uplo_kind uplo, trans
                        const ozdgemm_options_t& options, unsigned seed, Launch&& launch) {
   constexpr int w = std::is_same_v<T, double> ? 1 : 2;
   const int64_t n = kOrder, k = kDepth;
-  const int64_t rows = trans == trans_kind::n ? n : k, cols = trans == trans_kind::n ? k : n;
-  const int64_t ld = rows + kPadLd, ldc = n + kPadLd;
-  const std::vector<double> a = random_doubles(static_cast<size_t>(ld * cols * w), seed);
-  const std::vector<double> b = random_doubles(static_cast<size_t>(ld * cols * w), seed + 1);
-  const std::vector<double> c = random_doubles(static_cast<size_t>(ldc * n * w), seed + 2);
-  double* da = to_device(a);
-  double* db = to_device(b);
-  double* dc = to_device(c);
-  const cublasStatus_t st = launch(da, ld, db, ld, dc, ldc);
-  const std::vector<double> got = to_host(dc, c.size());
-  cudaFree(da);
-  cudaFree(db);
-  cudaFree(dc);
-  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: cuBLAS status %d", name, static_cast<int>(st));
+  const gpu_run r = run_on_gpu(name, w, trans, seed, launch);
+  const int64_t ld = r.ld, ldc = r.ldc;
+  const std::vector<double>&a = r.a, &b = r.b, &c = r.c, &got = r.got;
 
   // The square as blocked() forms its off-diagonal blocks: op(A) op(Y)^T (^H), Y = A or B.
   const bool herm = kind == rank_k_kind::herk, reads_b = kind == rank_k_kind::syrkx;
