@@ -38,6 +38,14 @@ OZDGEMM_HD bool outside_part(int part, int64_t i, int64_t j, int64_t d) {
   return part == 1 ? i + d < j : part == 2 ? i + d > j : false;
 }
 
+// Rows per block of C when a call of order n computes one triangle (engine/layout.hpp's
+// part_row_block unless OZDGEMM_ROW_BLOCK is set): n / 16, a multiple of 16, at least 512, so
+// that the blocks' INT8 GEMMs do about 53% of the square's products at large n.
+inline int64_t triangle_rows(int64_t n) {
+  const int64_t rows = ((n + 15) / 16 + 15) / 16 * 16;
+  return rows > 512 ? rows : 512;
+}
+
 // The spellings of a transpose flag that reach the library: a BLAS TRANS character as LSAME
 // reads it (case-insensitive, first character only), a cublasOperation_t, a CBLAS_TRANSPOSE.
 enum class op_spelling { blas_char, cublas, cblas };

@@ -147,9 +147,7 @@ int64_t rule_row_block(const layout& whole, int64_t m, int64_t n, int64_t k, int
 
 int64_t part_row_block(int64_t m) {
   static const int64_t forced = row_block_from_env_value(setting_env("OZDGEMM_ROW_BLOCK"));
-  if (forced > 0) return forced;
-  const int64_t rows = round_up((m + 15) / 16, kPad);
-  return rows > 512 ? rows : 512;
+  return forced > 0 ? forced : triangle_rows(m);
 }
 
 row_span block_rows(const layout& L, int64_t rb) {

@@ -87,8 +87,7 @@ struct row_span {
 row_span block_rows(const layout& L, int64_t rb);
 
 // The rows per block of a call computing one triangle of C of order m (device_gemm::part):
-// OZDGEMM_ROW_BLOCK's rows where set, else m / 16 (at least 512), so that the INT8 GEMMs of the
-// blocks do about 53% of the square's work at large orders (half of it and half a block row).
+// OZDGEMM_ROW_BLOCK's rows where set, else core/gemm_problem.hpp's triangle_rows.
 int64_t part_row_block(int64_t m);
 
 // The call's layout with its row blocks: requested_row_block (> 0: rows), else

@@ -18,7 +18,6 @@
 #include "dispatch/level3_efficiency.hpp"
 #include "dispatch/settings.hpp"
 #include "engine/complex_gemm.hpp"
-#include "engine/layout.hpp"
 #include "interpose/cublas_next.hpp"
 #include "interpose/device_gemm.hpp"
 #include "interpose/level3_model.hpp"
@@ -360,50 +359,33 @@ device_request<cu_t<T>> triangle_request(const rank_k_call<T>& x, const char* en
   return r;
 }
 
-// Whether the call runs as one emulation of its triangle: not SYR2K or HER2K (two products) nor
-// HERKX (whose diagonal cuBLAS may treat as HERK's or not: it stays blocked), not
-// with OZDGEMM_LEVEL3_BLOCK set (the blocked form asked for), something to multiply, a complex call
-// in the Karatsuba form, the GEMM of the square emulated where it would run; in auto mode also
-// the triangle's share of that GEMM's emulated time below the native routine's by the margin and
-// not above the blocked form's price (`blocked_ms`, 0 when the blocked form would not run).
+// Whether the call may run as one emulation of its triangle (plan_level3 prices it): SYRK, HERK
+// or SYRKX (not SYR2K or HER2K, two products; nor HERKX, whose diagonal cuBLAS may treat as
+// HERK's or not) with something to multiply, a complex one in the Karatsuba form.
+template <class Call>
+bool may_run_as_triangle(const Call&, const config&) {
+  return false;
+}
 template <class T>
-bool runs_as_triangle(const rank_k_call<T>& x, const config& cfg, const device_request<cu_t<T>>& r,
-                      const native_efficiency& e, double blocked_ms) {
-  if (x.two() || x.kind == rank_k_kind::herkx || cfg.mode == run_mode::native ||
-      cfg.level3_block > 0)
+bool may_run_as_triangle(const rank_k_call<T>& x, const config& cfg) {
+  if (x.two() || x.kind == rank_k_kind::herkx || x.n < 2 || x.k == 0 || x.alpha == T(0))
     return false;
-  if (x.n < 2 || x.k == 0 || x.alpha == T(0)) return false;
-  if (!std::is_same_v<T, double> &&
-      !uses_karatsuba(complex_form::setting, cfg.scaling, x.n, x.n, x.k))
-    return false;
-  const route rt = device_gemm_route(r);
-  if (!rt.emulate) return false;
-  if (cfg.mode == run_mode::emulate) return true;
-  const gemm_quoter quote = [&](int64_t, int64_t, int64_t) {
-    return gemm_quote{nullptr, rt.predicted.native_ms, rt.predicted.emulated_ms};
-  };
-  const double tri_ms = rt.predicted.emulated_ms * triangle_share(x.n, part_row_block(x.n));
-  const double native = native_ms(x, quote, e);
-  return tri_ms < (1.0 - cfg.auto_margin) * native && (blocked_ms <= 0.0 || tri_ms <= blocked_ms);
+  return std::is_same_v<T, double> ||
+         uses_karatsuba(complex_form::setting, cfg.scaling, x.n, x.n, x.k);
 }
 
 template <class T, class Call>
-bool serve_triangle(const Call&, cublasHandle_t, const char*, void*, const config&,
-                    const native_efficiency&, double, cublasStatus_t*) {
-  return false;
+cublasStatus_t serve_triangle(const Call&, cublasHandle_t, const char*, void*) {
+  return CUBLAS_STATUS_INTERNAL_ERROR;  // never planned (may_run_as_triangle)
 }
-// The call as one emulation of its triangle (runs_as_triangle), its native routine where the
-// engine declines: true when served so, with *status; false leaves it to the blocked form.
+// The call as one emulation of its triangle, its native routine where the engine declines.
 template <class T>
-bool serve_triangle(const rank_k_call<T>& x, cublasHandle_t handle, const char* entry, void* native,
-                    const config& cfg, const native_efficiency& e, double blocked_ms,
-                    cublasStatus_t* status) {
+cublasStatus_t serve_triangle(const rank_k_call<T>& x, cublasHandle_t handle, const char* entry,
+                              void* native) {
   const cu_t<T> alpha = cu_value(x.alpha), beta = cu_value(x.beta);
   const device_request<cu_t<T>> r = triangle_request(x, entry, handle, &alpha, &beta);
-  if (!runs_as_triangle(x, cfg, r, e, blocked_ms)) return false;
   auto run = [&] { return run_native(native, handle, x); };
-  *status = serve_device(r, run);
-  return true;
+  return serve_device(r, run);
 }
 
 template <class T, class Call>
@@ -429,9 +411,11 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
         [&](int64_t m, int64_t n, int64_t k) {
           return device_gemm_route(block_request<T>(entry, handle, m, n, k));
         },
-        &rec, e);
-    const double blocked_ms = plan.declined == nullptr ? rec.predicted_emulated_ms : 0.0;
-    if (serve_triangle<T>(x, handle, entry, native, cfg, e, blocked_ms, status)) return true;
+        &rec, e, may_run_as_triangle(x, cfg));
+    if (plan.declined == nullptr && plan.triangle) {
+      *status = serve_triangle<T>(x, handle, entry, native);
+      return true;
+    }
     rec.reason = plan.declined;
     if (rec.reason == nullptr) {
       device_executor<T> ex(entry, handle, plan.block, native, gemm, std::move(prepare));

@@ -6,11 +6,13 @@
 // it here and keeps it native unless the blocked form is predicted faster by the margin.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <type_traits>
 #include <vector>
 
+#include "core/gemm_problem.hpp"
 #include "level3/blocked.hpp"
 
 namespace ozdgemm::detail {
@@ -164,10 +166,12 @@ class pricing_executor final : public level3_executor<T> {
 
 // A call as auto mode prices it.
 struct level3_price {
-  bool splits;      // some block would be emulated
+  bool splits;      // some block would be emulated (the triangle: the square's GEMM would be)
   const char* why;  // when not: the first block's reason
   double blocked_ms, native_ms;
   int64_t block;  // the block order priced
+  // The triangle in one emulation (price_triangle) rather than the blocked form; block 0.
+  bool triangle = false;
   // The blocked form is predicted faster than the native routine by `margin` (a fraction, as
   // OZDGEMM_AUTO_MARGIN).
   bool pays(double margin) const { return splits && blocked_ms < (1.0 - margin) * native_ms; }
@@ -180,6 +184,20 @@ level3_price price_blocked(const Call& x, int64_t block, const gemm_quoter& quot
   pricing_executor<T> ex(block, quote, e);
   blocked(x, ex);
   return {ex.split(), ex.why(), ex.ms(), native_ms(x, quote, e), block};
+}
+
+// SYRK, HERK or SYRKX as one emulation of its triangle (docs/level3.md, "One emulation of the
+// triangle"): the triangle's share of the square's emulated GEMM against the native routine; it
+// splits where the square's GEMM would be emulated. No native block runs.
+template <class T>
+level3_price price_triangle(const rank_k_call<T>& x, const gemm_quoter& quote,
+                            const native_efficiency& e = {}) {
+  const gemm_quote q = quote(x.n, x.n, x.k);
+  level3_price p{q.declined == nullptr, q.declined,
+                 q.emulated_ms * triangle_share(x.n, triangle_rows(x.n)), native_ms(x, quote, e),
+                 0};
+  p.triangle = true;
+  return p;
 }
 
 // The block orders auto mode chooses from when OZDGEMM_LEVEL3_BLOCK is not set, and the one other
@@ -208,6 +226,26 @@ level3_price cheapest_blocked(const Call& x, const Blocks& blocks, const gemm_qu
     first = false;
   }
   return best;
+}
+
+// The cheapest form of a call: the blocked form's cheapest order, or, where `triangle` says the
+// call may run as one emulation of its triangle (a device SYRK, HERK or SYRKX the engine takes:
+// the caller's rule), the triangle when that splits and costs no more (`prefer_triangle`:
+// whenever it splits).
+template <class Call, class Blocks>
+level3_price cheapest_form(const Call& x, const Blocks& blocks, const gemm_quoter& quote,
+                           const native_efficiency& e, bool triangle,
+                           bool prefer_triangle = false) {
+  if constexpr (std::is_same_v<Call, rank_k_call<double>> ||
+                std::is_same_v<Call, rank_k_call<std::complex<double>>>) {
+    if (triangle) {
+      const level3_price t = price_triangle(x, quote, e);
+      if (t.splits && prefer_triangle) return t;
+      const level3_price p = cheapest_blocked(x, blocks, quote, e);
+      return t.splits && (!p.splits || t.blocked_ms <= p.blocked_ms) ? t : p;
+    }
+  }
+  return cheapest_blocked(x, blocks, quote, e);
 }
 
 }  // namespace ozdgemm::detail

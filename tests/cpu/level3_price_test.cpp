@@ -330,7 +330,12 @@ detail::level3_price rank_k(rank_k_kind kind, int64_t n, const gemm_quoter& q,
                             const detail::native_efficiency& e) {
   T* p = buffer<T>();
   const rank_k_call<T> x{kind, uplo_kind::lower, trans_kind::n, n, n, T(1), p, n, p, n, T(1), p, n};
-  return detail::cheapest_blocked(x, detail::kLevel3Blocks, q, e);
+  // The device hook's rule for the triangle (level3_device.cpp): fast scaling, and complex calls
+  // in the Karatsuba form.
+  const bool triangle =
+      std::is_same_v<T, double> ||
+      detail::uses_karatsuba(detail::complex_form::automatic, detail::scaling_mode::fast, n, n, n);
+  return detail::cheapest_form(x, detail::kLevel3Blocks, q, e, triangle);
 }
 template <class T>
 detail::level3_price triangular(bool solve, int64_t n, const gemm_quoter& q,
@@ -401,7 +406,9 @@ detail::native_efficiency efficiency(const detail::gpu_spec& g) {
 std::string cell(const detail::level3_price& p) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(2);
-  if (p.pays(detail::config{}.auto_margin))
+  if (p.pays(detail::config{}.auto_margin) && p.triangle)
+    s << p.native_ms / p.blocked_ms << "x (tri)";
+  else if (p.pays(detail::config{}.auto_margin))
     s << p.native_ms / p.blocked_ms << "x (" << p.block << ")";
   else if (p.splits)
     s << "native (" << p.native_ms / p.blocked_ms << "x)";
@@ -524,6 +531,37 @@ TEST(Level3Price, TheHooksRule) {
 
   cfg.level3_block = 1024;  // set: the only order priced
   EXPECT_EQ(detail::plan_level3(x, cfg, routes(0.25), &rec).block, 1024);
+  EXPECT_FALSE(detail::plan_level3(x, cfg, routes(0.25), &rec, {}, true).triangle);
+
+  // Where the triangle may run: at a quarter of native's time it is cheaper than every blocked
+  // form (0.5625 of the square's 0.25 against the blocked form's native diagonal blocks), in both
+  // modes; at twice native's time auto mode would run the blocked form of order 2048 (1.125 of
+  // native's GEMM against 0.75), emulate mode still the triangle (all of the work emulated), and
+  // auto mode keeps a call native whose triangle does not pay.
+  cfg.level3_block = 0;
+  for (const detail::run_mode mode : {detail::run_mode::emulate, detail::run_mode::automatic}) {
+    cfg.mode = mode;
+    plan = detail::plan_level3(x, cfg, routes(0.25), &rec, {}, true);
+    EXPECT_EQ(plan.declined, nullptr);
+    EXPECT_TRUE(plan.triangle);
+    EXPECT_DOUBLE_EQ(rec.predicted_emulated_ms,
+                     0.25 * 1e-9 * 4096.0 * 4096 * 4096 * detail::triangle_share(4096, 512));
+  }
+  cfg.mode = detail::run_mode::emulate;
+  EXPECT_TRUE(detail::plan_level3(x, cfg, routes(2.0), &rec, {}, true).triangle);
+  const detail::level3_price blocked = detail::cheapest_form(
+      x, detail::kLevel3Blocks,
+      [&](int64_t m, int64_t n, int64_t k) {
+        const detail::route r = routes(2.0)(m, n, k);
+        return gemm_quote{r.emulate ? nullptr : r.reason, r.predicted.native_ms,
+                          r.predicted.emulated_ms};
+      },
+      {}, true);
+  EXPECT_FALSE(blocked.triangle);
+  EXPECT_EQ(blocked.block, 2048);
+  EXPECT_TRUE(detail::plan_level3(x, cfg, untimed, &rec, {}, true).triangle);  // no times
+  cfg.mode = detail::run_mode::automatic;
+  EXPECT_NE(detail::plan_level3(x, cfg, routes(1.5), &rec, {}, true).declined, nullptr);
 }
 
 // docs/level3.md quotes the model's table; it must be the model's current one.
