@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "core/checked_math.hpp"
 #include "core/moduli.hpp"
+#include "engine/layout.hpp"
 
 namespace ozdgemm::detail {
 namespace {
@@ -97,6 +98,14 @@ bool caller_stream(cublasHandle_t handle, cudaStream_t* stream) {
   cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
   OZDGEMM_CUBLAS_TRY(cublas_get_pointer_mode(handle, &pm));
   return pm == CUBLAS_POINTER_MODE_DEVICE;
+}
+
+bool take_triangle(const c_triangle& triangle, int64_t m, int64_t n, device_gemm* call) {
+  if (triangle.part == c_part::all) return true;
+  if (m != n) return false;
+  call->part = triangle.part;
+  call->row_block = part_row_block(m);
+  return true;
 }
 
 device_result unsized_workspace(const char* entry, int64_t m, int64_t n, int64_t k) {

@@ -81,6 +81,10 @@ bool addressable(const checked_args& args, int64_t m, int64_t n, int64_t k, cons
 // then device pointers, read only by kernels). Throws cublas_error.
 bool caller_stream(cublasHandle_t handle, cudaStream_t* stream);
 
+// A triangle call (c_triangle) set on the engine's call: its part and its row blocks
+// (engine/layout.hpp's part_row_block). False when C is not square (an invalid call).
+bool take_triangle(const c_triangle& triangle, int64_t m, int64_t n, device_gemm* call);
+
 // A device entry's answer for a call whose workspace size cannot even be counted (an
 // allocation failure: the interposer then runs the native routine).
 device_result unsized_workspace(const char* entry, int64_t m, int64_t n, int64_t k);

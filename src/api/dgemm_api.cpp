@@ -8,7 +8,6 @@
 #include "common/logging.hpp"
 #include "crt.cuh"
 #include "engine/emulate.hpp"
-#include "engine/layout.hpp"
 #include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/auto_reference.hpp"
@@ -57,11 +56,7 @@ device_result dgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.int8_gemm = int8_gemm_backend::setting;
   call.choose_on_gpu = choose_on_gpu;
   call.gate = gate;
-  if (triangle.part != c_part::all) {
-    if (m != n) return fail(OZDGEMM_STATUS_INVALID_VALUE);
-    call.part = triangle.part;
-    call.row_block = part_row_block(m);
-  }
+  if (!take_triangle(triangle, m, n, &call)) return fail(OZDGEMM_STATUS_INVALID_VALUE);
   const history_key shape = key_of_call(m, n, k, false, call.mode, options.accuracy);
   call.shape = &shape;
   // Sized before the handle is touched: a workspace that cannot even be counted is an

@@ -10,7 +10,6 @@
 #include "complex_pack.cuh"
 #include "core/complex_embedding.hpp"
 #include "core/moduli_choice.hpp"
-#include "engine/layout.hpp"
 #include "engine/run.hpp"
 #include "ozdgemm/ozdgemm.h"
 #include "reference/complex_reference.hpp"
@@ -61,15 +60,11 @@ device_result zgemm_device(cublasHandle_t handle, cublasOperation_t transa,
   call.real.int8_gemm = int8_gemm_backend::setting;
   call.real.gate = gate;
   call.real.choose_on_gpu = choose_on_gpu;
-  if (triangle.part != c_part::all) {
-    if (m != n) {
-      r.status = OZDGEMM_STATUS_INVALID_VALUE;
-      return r;
-    }
-    call.real.part = triangle.part;
-    call.real.row_block = part_row_block(m);
-    call.real_diagonal = triangle.real_diagonal;
+  if (!take_triangle(triangle, m, n, &call.real)) {
+    r.status = OZDGEMM_STATUS_INVALID_VALUE;
+    return r;
   }
+  call.real_diagonal = triangle.real_diagonal;
   const history_key shape = key_of_call(m, n, k, true, call.real.mode, options.accuracy);
   call.real.shape = &shape;
   // Sized before the handle is touched, with the engine's arrays for (m, 2n, 2k) and the packs.

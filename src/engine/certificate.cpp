@@ -39,6 +39,40 @@ void prepare_certificate(const device_gemm& call, const layout& L, bool write_ba
   OZDGEMM_CHECK_LAUNCH();
 }
 
+// The worst certified ratio of every s over rows [i0, i0 + rows) and columns [c0, c0 + cols)
+// of C (cols 0: all of them), from G (or the single band GEMM's g32) holding those columns from
+// its column 0.
+void certify(const device_gemm& call, const layout& L, const unsigned long long* g,
+             const int32_t* g32, int64_t i0, int64_t rows, int64_t c0, int64_t cols,
+             double threshold, uint32_t nearest_mask) {
+  const gemm_problem& p = call.p;
+  certify_args ca{};
+  ca.g = g;
+  ca.g32 = g32;
+  ca.i0 = i0;
+  ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
+  ca.ld = rows;
+  ca.m = p.m;
+  ca.n = p.n;
+  ca.k = p.k;
+  ca.emax_a = L.emax_a;
+  ca.emax_b = L.emax_b + c0;
+  ca.flags_a = L.flags_a;
+  ca.flags_b = L.flags_b + c0;
+  ca.norm_a = L.norm_a;
+  ca.norm_b = L.norm_b + c0;
+  ca.drop_a = L.drop_a;
+  ca.drop_b = L.drop_b + c0;
+  ca.exps_all_a = L.exps_all_a;
+  ca.exps_all_b = L.exps_all_b + c0;
+  ca.nearest_mask = nearest_mask;
+  ca.target = threshold;
+  ca.worst = L.worst + 2 * (kMaxModuli + 1);
+  ca.cols = cols;
+  launch_certified_ratios(ca, call.stream);
+  OZDGEMM_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 // The certified count's per-element bound, once the ratio launches kept the exponents of every
@@ -46,10 +80,6 @@ void prepare_certificate(const device_gemm& call, const layout& L, bool write_ba
 // band GEMMs G_d = sum_p Q_p(A) Q_{d-p}(B)^T (exact INT32 per k-block, added into G in 64 bits
 // with weight 2^(7 (kCertBands - 1 - d)); with one band and one k-block the INT32 sums are G)
 // and the worst certified ratio of every s (core/certified_bound.hpp).
-void certify(const device_gemm& call, const layout& L, const unsigned long long* g,
-             const int32_t* g32, int64_t i0, int64_t rows, int64_t c0, int64_t cols,
-             double threshold, uint32_t nearest_mask);
-
 void launch_certificate(const device_gemm& call, const layout& L, const int8_gemm_target& g) {
   const gemm_problem& p = call.p;
   const cudaStream_t st = call.stream;
@@ -106,42 +136,6 @@ void launch_certificate(const device_gemm& call, const layout& L, const int8_gem
       certify(call, L, single ? nullptr : L.cert_g, single ? part : nullptr, i0, rows, c0,
               call.part == c_part::all ? 0 : std::min(c1, p.n) - c0, threshold, nearest_mask);
     }
-  }
-}
-
-// The worst certified ratio of every s over rows [i0, i0 + rows) and columns [c0, c0 + cols)
-// of C (cols 0: all of them), from G (or the single band GEMM's g32) holding those columns from
-// its column 0.
-void certify(const device_gemm& call, const layout& L, const unsigned long long* g,
-             const int32_t* g32, int64_t i0, int64_t rows, int64_t c0, int64_t cols,
-             double threshold, uint32_t nearest_mask) {
-  const gemm_problem& p = call.p;
-  {
-    certify_args ca{};
-    ca.g = g;
-    ca.g32 = g32;
-    ca.i0 = i0;
-    ca.rows = p.m - i0 < rows ? p.m - i0 : rows;  // >= 1: the padding is under 16 rows
-    ca.ld = rows;
-    ca.m = p.m;
-    ca.n = p.n;
-    ca.k = p.k;
-    ca.emax_a = L.emax_a;
-    ca.emax_b = L.emax_b + c0;
-    ca.flags_a = L.flags_a;
-    ca.flags_b = L.flags_b + c0;
-    ca.norm_a = L.norm_a;
-    ca.norm_b = L.norm_b + c0;
-    ca.drop_a = L.drop_a;
-    ca.drop_b = L.drop_b + c0;
-    ca.exps_all_a = L.exps_all_a;
-    ca.exps_all_b = L.exps_all_b + c0;
-    ca.nearest_mask = nearest_mask;
-    ca.target = threshold;
-    ca.worst = L.worst + 2 * (kMaxModuli + 1);
-    ca.cols = cols;
-    launch_certified_ratios(ca, call.stream);
-    OZDGEMM_CHECK_LAUNCH();
   }
 }
 

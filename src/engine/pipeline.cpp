@@ -206,10 +206,10 @@ col_span block_cols(const device_gemm& call, const layout& L, int64_t i0, int64_
 void block_gemms(const device_gemm& call, const layout& L, const int8_gemm_target& g,
                  const modulus_table& tb, int64_t i0, int64_t rows) {
   if (call.karatsuba.on()) return karatsuba_gemms(call, L, g, tb, i0, rows);
+  if (call.part != c_part::all) return triangle_gemms(call, L, g, tb, i0, rows);
   const int s = tb.s;
   const int64_t plane = rows * L.n_pad, a_plane = L.m_pad * L.k_pad;
   const int8_t* res_a = L.res_a + i0 * L.k_pad;
-  if (call.part != c_part::all) return triangle_gemms(call, L, g, tb, i0, rows);
   for (int64_t blk = 0; blk < L.nblk; ++blk) {
     const int64_t k0 = blk * kKBlock;
     const int64_t klen = L.k_pad - k0 < kKBlock ? L.k_pad - k0 : kKBlock;

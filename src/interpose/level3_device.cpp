@@ -362,10 +362,6 @@ device_request<cu_t<T>> triangle_request(const rank_k_call<T>& x, const char* en
 // Whether the call may run as one emulation of its triangle (plan_level3 prices it): SYRK, HERK
 // or SYRKX (not SYR2K or HER2K, two products; nor HERKX, whose diagonal cuBLAS may treat as
 // HERK's or not) with something to multiply, a complex one in the Karatsuba form.
-template <class Call>
-bool may_run_as_triangle(const Call&, const config&) {
-  return false;
-}
 template <class T>
 bool may_run_as_triangle(const rank_k_call<T>& x, const config& cfg) {
   if (x.two() || x.kind == rank_k_kind::herkx || x.n < 2 || x.k == 0 || x.alpha == T(0))
@@ -374,10 +370,6 @@ bool may_run_as_triangle(const rank_k_call<T>& x, const config& cfg) {
          uses_karatsuba(complex_form::setting, cfg.scaling, x.n, x.n, x.k);
 }
 
-template <class T, class Call>
-cublasStatus_t serve_triangle(const Call&, cublasHandle_t, const char*, void*) {
-  return CUBLAS_STATUS_INTERNAL_ERROR;  // never planned (may_run_as_triangle)
-}
 // The call as one emulation of its triangle, its native routine where the engine declines.
 template <class T>
 cublasStatus_t serve_triangle(const rank_k_call<T>& x, cublasHandle_t handle, const char* entry,
@@ -406,15 +398,20 @@ bool serve(const Call& x, cublasHandle_t handle, const char* entry, std::functio
     const config& cfg = settings();
     const native_efficiency e =
         cfg.mode == run_mode::native ? native_efficiency{} : efficiency_here();
+    constexpr bool rank_k = std::is_same_v<Call, rank_k_call<T>>;
+    bool triangle_ok = false;
+    if constexpr (rank_k) triangle_ok = may_run_as_triangle(x, cfg);
     const level3_plan plan = plan_level3(
         x, cfg,
         [&](int64_t m, int64_t n, int64_t k) {
           return device_gemm_route(block_request<T>(entry, handle, m, n, k));
         },
-        &rec, e, may_run_as_triangle(x, cfg));
-    if (plan.declined == nullptr && plan.triangle) {
-      *status = serve_triangle<T>(x, handle, entry, native);
-      return true;
+        &rec, e, triangle_ok);
+    if constexpr (rank_k) {
+      if (plan.declined == nullptr && plan.triangle) {
+        *status = serve_triangle(x, handle, entry, native);
+        return true;
+      }
     }
     rec.reason = plan.declined;
     if (rec.reason == nullptr) {
