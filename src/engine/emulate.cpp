@@ -56,8 +56,9 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   if (fused) {
     const bool nearest = rounds_to_nearest(*tb, p.k);
     launch_residues_and_bands(va, exps_a, *tb, nearest, L.emax_a, L.drop_a, L.res_a, L.bands_a, st);
-    launch_residues_and_bands(residue_vectors_b(call, L), exps_b, *tb, nearest, L.emax_b, L.drop_b,
-                              L.res_b, L.bands_b, st, call.karatsuba);
+    if (!b_is_a(call))
+      launch_residues_and_bands(residue_vectors_b(call, L), exps_b, *tb, nearest, L.emax_b,
+                                L.drop_b, L.res_b, L.bands_b, st, call.karatsuba);
     OZDGEMM_CHECK_LAUNCH();
     launch_certificate(call, L, g);
   }
@@ -217,9 +218,13 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
     throw std::invalid_argument("speculative moduli count above kMaxModuli");
   const int layout_s =
       speculative && call.speculative >= kMinModuli ? call.speculative : call.moduli.layout_count();
-  const layout L = layout_for(workspace, p.m, p.n, p.k, layout_s, call.mode, automatic, certified,
-                              gemm, call.row_block, call.karatsuba);
+  layout L = layout_for(workspace, p.m, p.n, p.k, layout_s, call.mode, automatic, certified, gemm,
+                        call.row_block, call.karatsuba);
   if (!L.fits) throw std::length_error("emulation workspace size overflows");
+  // B = op(A)^T: B's passes below are A's (the kernels that would only rewrite A's values in
+  // place, the per-vector exponents and ratios, still run; the passes over B's elements do not).
+  const bool shared_b = b_is_a(call);
+  if (shared_b) share_a_as_b(&L);
   const cudaStream_t st = call.stream;
   const int8_gemm_target g{call.int8_handle, st, gemm, L.lt_ws, L.lt_ws_bytes};
   // The graphs' native DGEMM would write all of C: a triangle call never chooses there.
@@ -262,8 +267,9 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (prepare_a)
     scan_operand(va, automatic, fast, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, L.sum_q2_a,
                  norm1_in_scan ? L.norm_a : nullptr, st);
-  scan_operand(scanned_vectors_b(call, L), automatic, fast, L.emax_b, L.flags_b, L.exp_sum_b,
-               L.nnz_b, L.sum_q2_b, norm1_in_scan ? L.norm_b : nullptr, st);
+  if (!shared_b)
+    scan_operand(scanned_vectors_b(call, L), automatic, fast, L.emax_b, L.flags_b, L.exp_sum_b,
+                 L.nnz_b, L.sum_q2_b, norm1_in_scan ? L.norm_b : nullptr, st);
   if (call.mirrored_b > 0) {
     launch_mirror_halves(call.mirrored_b, L.emax_b, L.flags_b, fast ? L.sum_q2_b : nullptr,
                          automatic ? L.exp_sum_b : nullptr, automatic ? L.nnz_b : nullptr,

@@ -150,6 +150,20 @@ int64_t part_row_block(int64_t m) {
   return forced > 0 ? forced : triangle_rows(m);
 }
 
+void share_a_as_b(layout* L) {
+  L->emax_b = L->emax_a;
+  L->flags_b = L->flags_a;
+  L->sum_q2_b = L->sum_q2_a;
+  L->exp_sum_b = L->exp_sum_a;
+  L->nnz_b = L->nnz_a;
+  L->norm_b = L->norm_a;
+  L->exp_b = L->exp_a;
+  L->res_b = L->res_a;
+  L->bands_b = L->bands_a;
+  L->exps_all_b = L->exps_all_a;
+  L->drop_b = L->drop_a;
+}
+
 row_span block_rows(const layout& L, int64_t rb) {
   const int64_t i0 = rb * L.row_block;
   return {i0, L.m_pad - i0 < L.row_block ? L.m_pad - i0 : L.row_block};

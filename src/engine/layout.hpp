@@ -97,4 +97,9 @@ layout layout_for(void* base, int64_t m, int64_t n, int64_t k, int s, scaling_mo
                   bool automatic, bool certified, int8_gemm_backend gemm,
                   int64_t requested_row_block, const karatsuba_halves& halves);
 
+// Points B's statistics, exponents, residue and band planes at A's, for a call whose B is A read
+// the other way (pipeline.hpp's b_is_a; m == n, so the planes have the same size). B's own bytes
+// stay in the layout, unused; B's worst ratios keep their own row.
+void share_a_as_b(layout* L);
+
 }  // namespace ozdgemm::detail

@@ -97,6 +97,13 @@ bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k
   return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
 }
 
+bool b_is_a(const device_gemm& call) {
+  const operand &a = call.p.a, &b = call.p.b;
+  return call.mode == scaling_mode::fast && !call.karatsuba.on() && call.mirrored_b == 0 &&
+         !call.reuse_a && call.p.m == call.p.n && a.ptr == b.ptr && a.ld == b.ld &&
+         a.k_contiguous == b.k_contiguous;
+}
+
 operand_vectors vectors_a(const device_gemm& call, const layout& L) {
   return operand_vectors{call.p.a, call.p.m, call.p.k, call.alpha.dev, L.m_pad, L.k_pad};
 }
@@ -237,7 +244,7 @@ void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_
   // Rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(tb, p.k);
   if (writes == residue_writes::both) launch_residues(va, exp_a, tb, nearest, L.res_a, st);
-  if (writes != residue_writes::none)
+  if (writes != residue_writes::none && !b_is_a(call))
     launch_residues(residue_vectors_b(call, L), exp_b, tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, tb);

@@ -29,6 +29,13 @@ bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k
 operand_vectors vectors_a(const device_gemm& call, const layout& L);
 operand_vectors vectors_b(const device_gemm& call, const layout& L);
 
+// A real call with fast scaling whose B is A read the other way, B = op(A)^T (a SYRK's square, or
+// a GEMM of A and A^T): p.b is the same vectors as p.a (same pointer, leading dimension and
+// order) and m == n. B's statistics, exponents, residues and band planes would be A's bit for bit
+// (each is a function of its vector's values), so such a call computes them for A only and reads
+// them for both factors (layout's share_a_as_b).
+bool b_is_a(const device_gemm& call);
+
 // The columns of B whose statistics are scanned: the first n' of a complex call's B*
 // (device_gemm::mirrored_b), all of them otherwise.
 operand_vectors scanned_vectors_b(const device_gemm& call, const layout& L);
