@@ -91,6 +91,10 @@ __device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const 
         r2[t] = __ldcs(p1 + half + t * plane);
         r3[t] = __ldcs(p3 + t * half);
       }
+      if (args.negate_p2) {
+#pragma unroll
+        for (int t = 0; t < S; ++t) r2[t] = -r2[t];  // exact: the k-blocks keep |P2| < 2^31
+      }
       crt_accumulator<limbs_for(S)> acc_re, acc_im;
 #pragma unroll
       for (int t = 0; t < S; ++t) {

@@ -28,6 +28,9 @@ struct crt_args {
   // (karatsuba_parts). Null for any other call.
   const int32_t* prod3 = nullptr;
   int64_t half_n = 0;  // n'
+  // P2 was computed as Im op(A) (Im op(A))^T for op(B) = op(A)^H (B's residues are A's,
+  // engine/pipeline.hpp's b_from_a): it is negated before the combination, giving P2's residue.
+  bool negate_p2 = false;
   // A call computing one triangle of C (core/gemm_problem.hpp's c_part): elements (i, j) of this
   // launch with outside_part(part, i, j, diag) are neither read nor written. In the Karatsuba
   // form the columns j < cols of each half are computed (0: all n'); the products of column j

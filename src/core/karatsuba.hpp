@@ -34,6 +34,15 @@ OZDGEMM_HD int8_t residue_sum(int8_t x, int8_t y, uint32_t m) {
   return static_cast<int8_t>(r - 128);
 }
 
+// (x - y) mod m likewise: r = x - y + 128 lies in [129 - m, m + 127], one step from [0, m).
+OZDGEMM_HD int8_t residue_difference(int8_t x, int8_t y, uint32_t m) {
+  const int mi = static_cast<int>(m);
+  int r = x - y + 128;
+  if (r < 0) r += mi;
+  if (r >= mi) r -= mi;
+  return static_cast<int8_t>(r - 128);
+}
+
 // T_re and T_im mod m_t from the three products' exact INT32 sums (each within the k-block
 // limit that product_residue() accepts): representatives in (-m_t, m_t) and (-2 m_t, m_t), which
 // the CRT reduces like any INT32 sum.

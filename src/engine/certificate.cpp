@@ -30,7 +30,10 @@ void prepare_certificate(const device_gemm& call, const layout& L, bool write_ba
   }
   if (write_bands) {
     launch_band_planes(vectors_a(call, L), L.emax_a, L.drop_a, L.bands_a, st);
-    if (!b_is_a(call)) launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, L.bands_b, st);
+    if (b_from_a(call) == b_source::own)
+      launch_band_planes(vectors_b(call, L), L.emax_b, L.drop_b, L.bands_b, st);
+    else if (call.karatsuba.on())
+      copy_bands_to_b(call, L);
   }
   if (call.mode != scaling_mode::fast) {
     launch_norm1_scan(vectors_a(call, L), L.emax_a, L.norm_a, st);

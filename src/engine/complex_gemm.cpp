@@ -46,6 +46,14 @@ complex_layout layout_for(char* base, const complex_problem& p, size_t engine_by
 
 std::atomic<int> forced_form{static_cast<int>(complex_form::setting)};
 
+// op(B) as op(A) read the other way (device_gemm::embedded_b): the same memory, order and
+// leading dimension, C square; op(A)^H when exactly one side conjugates.
+b_source embedded_b_of(const complex_problem& p) {
+  if (p.m != p.n || p.a.ptr != p.b.ptr || p.a.ld != p.b.ld || p.a.k_contiguous != p.b.k_contiguous)
+    return b_source::own;
+  return p.a.conjugate == p.b.conjugate ? b_source::a_transposed : b_source::a_conjugated;
+}
+
 }  // namespace
 
 complex_form complex_form_from_env_value(const char* value) noexcept {
@@ -113,6 +121,7 @@ int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* ch
   real.beta = scalar_arg{nullptr, 0.0};
   real.events = nullptr;
   real.mirrored_b = embedding_half(p.n);
+  real.embedded_b = embedded_b_of(p);
   if (real.part != c_part::all && !real.karatsuba.on())
     throw std::invalid_argument("a triangle of a complex C needs the Karatsuba form");
   const int s = enqueue_emulation(real, workspace, choice);

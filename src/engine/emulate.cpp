@@ -56,9 +56,11 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   if (fused) {
     const bool nearest = rounds_to_nearest(*tb, p.k);
     launch_residues_and_bands(va, exps_a, *tb, nearest, L.emax_a, L.drop_a, L.res_a, L.bands_a, st);
-    if (!b_is_a(call))
+    if (b_from_a(call) == b_source::own)
       launch_residues_and_bands(residue_vectors_b(call, L), exps_b, *tb, nearest, L.emax_b,
                                 L.drop_b, L.res_b, L.bands_b, st, call.karatsuba);
+    else if (call.karatsuba.on())
+      copy_bands_to_b(call, L);
     OZDGEMM_CHECK_LAUNCH();
     launch_certificate(call, L, g);
   }

@@ -45,6 +45,10 @@ struct stage_events {
 // How the s modulus GEMMs are issued: automatic picks by size (pipeline.hpp says why).
 enum class gemm_batching { automatic, batched, looped };
 
+// Where a call's B comes from: its own operand, or A read the other way, op(B) = op(A)^T or (a
+// complex call) op(A)^H (engine/pipeline.hpp's b_from_a).
+enum class b_source { own, a_transposed, a_conjugated };
+
 // The measurement overrides, read once by the engine (README, Environment). Pure apart from
 // the one warning an invalid value gets (then the rule, as for the other settings); separate
 // from the readers so that the mapping can be unit-tested.
@@ -128,6 +132,11 @@ struct device_gemm {
   // The Karatsuba form only for complex calls; no count chosen in graph conditionals (under
   // capture such a call declines: its native routine runs). row_block sets the blocks.
   c_part part = c_part::all;
+  // A complex embedding whose op(B) is op(A)^T (a ZSYRK's square) or op(A)^H (a HERK's), set by
+  // engine/complex_gemm.cpp: in the Karatsuba form B's residues and band planes are then taken
+  // from A's (b_from_a). B* is still packed and scanned (the FP64 fallback and the Inf/NaN dot
+  // products read it; its statistics equal A's rows').
+  b_source embedded_b = b_source::own;
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does

@@ -148,7 +148,7 @@ int enqueue_gpu_chosen(const device_gemm& call, const layout& L, const int8_gemm
   launch_select_exponents(L.exps_all_b, p.n, L.chosen, L.exp_b, st);
   const uint32_t nearest = nearest_mask_for(p.k);
   launch_chosen_residues(va, L.exp_a, L.chosen, nearest, L.res_a, st);
-  if (!b_is_a(call))
+  if (b_from_a(call) == b_source::own)
     launch_chosen_residues(residue_vectors_b(call, L), L.exp_b, L.chosen, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, moduli_for(kMaxModuli), L.chosen);

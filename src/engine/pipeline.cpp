@@ -3,6 +3,7 @@
 #include "certify.cuh"
 #include "common/env.hpp"
 #include "common/error.hpp"
+#include "core/certified_bound.hpp"
 #include "karatsuba.cuh"
 #include "residues.cuh"
 #include "scaling.cuh"
@@ -26,6 +27,17 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
   const col_span span = block_cols(call, L, i0, rows);
   const int64_t cols = span.c1 - span.c0, b0 = span.c0 * K;
   const bool batched = batched_gemms(call.batching, rows, cols, kh);
+  // B's Re and Im: the first k' of its rows j and n' + j, or A's row j's halves (b_from_a);
+  // Re + Im: the second k' of B's rows j, or A's sums for op(A)^T (the differences for op(A)^H
+  // are written where B's sums go).
+  const b_source from = b_from_a(call);
+  const bool own = from == b_source::own;
+  const int8_t* re_b = own ? L.res_b + b0 : L.res_a + span.c0 * K;
+  const int8_t* im_b = own ? L.res_b + nh * K + b0 : L.res_a + span.c0 * K + kh;
+  const int64_t re_im_stride = own ? b_plane : a_plane;
+  const bool sums_of_a = from == b_source::a_transposed;
+  const int8_t* sum_b = sums_of_a ? L.sum_a + span.c0 * kh : L.res_b + b0 + kh;
+  const int64_t sum_ld = sums_of_a ? kh : K, sum_stride = sums_of_a ? sa_plane : b_plane;
   for (int64_t k0 = 0; k0 < kh; k0 += kKBlock) {
     const int64_t klen = kh - k0 < kKBlock ? kh - k0 : kKBlock;
     if (k0 > 0) {
@@ -43,10 +55,9 @@ void karatsuba_gemms(const device_gemm& call, const layout& L, const int8_gemm_t
       int64_t c_stride;
     };
     const product products[3] = {
-        {L.res_a + i0 * K + k0, K, a_plane, L.res_b + b0 + k0, K, b_plane, L.prod, plane},
-        {L.res_a + i0 * K + kh + k0, K, a_plane, L.res_b + nh * K + b0 + k0, K, b_plane,
-         L.prod + half, plane},
-        {L.sum_a + i0 * kh + k0, kh, sa_plane, L.res_b + b0 + kh + k0, K, b_plane, L.prod3, half}};
+        {L.res_a + i0 * K + k0, K, a_plane, re_b + k0, K, re_im_stride, L.prod, plane},
+        {L.res_a + i0 * K + kh + k0, K, a_plane, im_b + k0, K, re_im_stride, L.prod + half, plane},
+        {L.sum_a + i0 * kh + k0, kh, sa_plane, sum_b + k0, sum_ld, sum_stride, L.prod3, half}};
     for (const product& q : products) {
       const int count = batched ? s : 1;
       for (int t = 0; t < s; t += count) {
@@ -97,11 +108,31 @@ bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k
   return static_cast<double>(m_pad) * n_pad * k_pad < 34359738368.0;  // 2^35
 }
 
-bool b_is_a(const device_gemm& call) {
+b_source b_from_a(const device_gemm& call) {
+  if (call.mode != scaling_mode::fast || call.reuse_a) return b_source::own;
+  if (call.karatsuba.on())
+    return round_up(call.p.m, kPad) == call.karatsuba.n ? call.embedded_b : b_source::own;
   const operand &a = call.p.a, &b = call.p.b;
-  return call.mode == scaling_mode::fast && !call.karatsuba.on() && call.mirrored_b == 0 &&
-         !call.reuse_a && call.p.m == call.p.n && a.ptr == b.ptr && a.ld == b.ld &&
-         a.k_contiguous == b.k_contiguous;
+  const bool same = call.mirrored_b == 0 && call.p.m == call.p.n && a.ptr == b.ptr &&
+                    a.ld == b.ld && a.k_contiguous == b.k_contiguous;
+  return same ? b_source::a_transposed : b_source::own;
+}
+
+void copy_bands_to_b(const device_gemm& call, const layout& L) {
+  const int64_t K = L.k_pad, kh = call.karatsuba.k, nh = call.karatsuba.n;
+  const int64_t a_plane = L.m_pad * K, b_plane = L.n_pad * K;
+  const cudaStream_t st = call.stream;
+  for (int d = 0; d < kCertBands; ++d) {
+    const int8_t* a = L.bands_a + d * a_plane;
+    int8_t* b = L.bands_b + d * b_plane;
+    // Column j < n' of B*: A' row j's magnitudes; column n' + j: its halves swapped.
+    OZDGEMM_CUDA_TRY(
+        cudaMemcpyAsync(b, a, static_cast<size_t>(nh * K), cudaMemcpyDeviceToDevice, st));
+    OZDGEMM_CUDA_TRY(
+        cudaMemcpy2DAsync(b + nh * K, K, a + kh, K, kh, nh, cudaMemcpyDeviceToDevice, st));
+    OZDGEMM_CUDA_TRY(
+        cudaMemcpy2DAsync(b + nh * K + kh, K, a, K, kh, nh, cudaMemcpyDeviceToDevice, st));
+  }
 }
 
 operand_vectors vectors_a(const device_gemm& call, const layout& L) {
@@ -166,6 +197,7 @@ crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_probl
   if (call.karatsuba.on()) {
     args.prod3 = L.prod3;
     args.half_n = call.karatsuba.n;
+    args.negate_p2 = b_from_a(call) == b_source::a_conjugated;
   }
   return args;
 }
@@ -197,8 +229,15 @@ void karatsuba_sums(const device_gemm& call, const layout& L, const modulus_tabl
   // columns [k', 2k') of rows [0, n') (-Im B there is dead: only the four-product form reads it).
   launch_residue_sums(L.res_a, L.m_pad * L.k_pad, L.k_pad, h.k, L.m_pad, h.k, tb, L.sum_a,
                       L.m_pad * h.k, h.k, call.stream, chosen);
-  launch_residue_sums(L.res_b, L.n_pad * L.k_pad, L.k_pad, h.n * L.k_pad, h.n, h.k, tb,
-                      L.res_b + h.k, L.n_pad * L.k_pad, L.k_pad, call.stream, chosen);
+  // B from A (b_from_a): op(A)^T's sums are A's (nothing to write), op(A)^H's are Re - Im of A's
+  // rows.
+  const b_source from = b_from_a(call);
+  if (from == b_source::own)
+    launch_residue_sums(L.res_b, L.n_pad * L.k_pad, L.k_pad, h.n * L.k_pad, h.n, h.k, tb,
+                        L.res_b + h.k, L.n_pad * L.k_pad, L.k_pad, call.stream, chosen);
+  else if (from == b_source::a_conjugated)
+    launch_residue_sums(L.res_a, L.m_pad * L.k_pad, L.k_pad, h.k, h.n, h.k, tb, L.res_b + h.k,
+                        L.n_pad * L.k_pad, L.k_pad, call.stream, chosen, true);
   OZDGEMM_CHECK_LAUNCH();
 }
 
@@ -244,7 +283,7 @@ void enqueue_products(const device_gemm& call, const layout& L, const int8_gemm_
   // Rounded to nearest wherever the scaling bound allows (scaling_rules.hpp).
   const bool nearest = rounds_to_nearest(tb, p.k);
   if (writes == residue_writes::both) launch_residues(va, exp_a, tb, nearest, L.res_a, st);
-  if (writes != residue_writes::none && !b_is_a(call))
+  if (writes != residue_writes::none && b_from_a(call) == b_source::own)
     launch_residues(residue_vectors_b(call, L), exp_b, tb, nearest, L.res_b, st);
   OZDGEMM_CHECK_LAUNCH();
   if (call.karatsuba.on()) karatsuba_sums(call, L, tb);

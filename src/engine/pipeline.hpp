@@ -29,12 +29,22 @@ bool batched_gemms(gemm_batching choice, int64_t m_pad, int64_t n_pad, int64_t k
 operand_vectors vectors_a(const device_gemm& call, const layout& L);
 operand_vectors vectors_b(const device_gemm& call, const layout& L);
 
-// A real call with fast scaling whose B is A read the other way, B = op(A)^T (a SYRK's square, or
-// a GEMM of A and A^T): p.b is the same vectors as p.a (same pointer, leading dimension and
-// order) and m == n. B's statistics, exponents, residues and band planes would be A's bit for bit
-// (each is a function of its vector's values), so such a call computes them for A only and reads
-// them for both factors (layout's share_a_as_b).
-bool b_is_a(const device_gemm& call);
+// Whether B's residues and band planes are A's, read in place (fast scaling, a call with its own
+// A; each is a function of its vector's values, so the bits are those B's own would give):
+// * a real call whose p.b is the same vectors as p.a (same pointer, leading dimension and order;
+//   a SYRK's square or triangle, a GEMM of A and A^T), m == n: a_transposed; its statistics and
+//   exponents are A's too (b_is_a: the layout's share_a_as_b);
+// * a complex embedding in the Karatsuba form, m_pad == n', from device_gemm::embedded_b: Re and
+//   Im of op(B)'s column j are those of op(A)'s row j, Im negated for ^H (the CRT negates P2,
+//   crt_args::negate_p2), and B*'s band rows are A's rows, halves swapped for columns n' + j
+//   (copy_bands_to_b); P3's B is A's sums (^T) or differences (^H, karatsuba_sums).
+b_source b_from_a(const device_gemm& call);
+inline bool b_is_a(const device_gemm& call) {
+  return !call.karatsuba.on() && b_from_a(call) != b_source::own;
+}
+
+// B's band planes from A's, for a complex call whose B is A's (b_from_a); A's are written.
+void copy_bands_to_b(const device_gemm& call, const layout& L);
 
 // The columns of B whose statistics are scanned: the first n' of a complex call's B*
 // (device_gemm::mirrored_b), all of them otherwise.

@@ -29,17 +29,19 @@ int64_t engine_residue(int64_t v, int64_t m) { return ((v + 128) % m + m) % m - 
 
 bool congruent(int64_t x, int64_t y, int64_t m) { return ((x - y) % m + m) % m == 0; }
 
-TEST(Karatsuba, ResidueSumIsTheEngineResidueOfTheSumForEveryPairAndModulus) {
+TEST(Karatsuba, ResidueSumAndDifferenceAreTheEngineResiduesForEveryPairAndModulus) {
   for (int t = 0; t < kMaxModuli; ++t) {
     const int64_t m = detail::kModuli[t];
-    int64_t wrong = 0;
+    int64_t wrong_sum = 0, wrong_difference = 0;
     for (int64_t x = -128; x <= m - 129; ++x)
       for (int64_t y = -128; y <= m - 129; ++y) {
-        const int8_t got = detail::residue_sum(static_cast<int8_t>(x), static_cast<int8_t>(y),
-                                               static_cast<uint32_t>(m));
-        wrong += got != engine_residue(x + y, m);
+        const auto x8 = static_cast<int8_t>(x), y8 = static_cast<int8_t>(y);
+        const auto mu = static_cast<uint32_t>(m);
+        wrong_sum += detail::residue_sum(x8, y8, mu) != engine_residue(x + y, m);
+        wrong_difference += detail::residue_difference(x8, y8, mu) != engine_residue(x - y, m);
       }
-    EXPECT_EQ(wrong, 0) << "modulus " << m;
+    EXPECT_EQ(wrong_sum, 0) << "modulus " << m;
+    EXPECT_EQ(wrong_difference, 0) << "modulus " << m;
   }
 }
 
@@ -184,6 +186,70 @@ TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
         }
     }
   }
+}
+
+// A call whose op(B) is op(A)^T or op(A)^H (engine/pipeline.hpp's b_from_a) takes B's planes from
+// A's as karatsuba_gemms indexes them: Re and Im of B's column j are A's row j's halves, Re + Im
+// A's sums (^T) or Re - Im (^H, with P2 negated in the CRT). Every part the CRT receives must
+// equal, bit for bit, the part from B's own planes (B* packed and reduced), for every modulus.
+TEST(Karatsuba, BFromAGivesTheSamePartsAsBsOwnPlanes) {
+  const modulus_table& tb = detail::moduli_for(kMaxModuli);
+  for (const bool conjugate : {false, true})
+    for (const std::array<int64_t, 2>& dims :
+         std::vector<std::array<int64_t, 2>>{{3, 5}, {17, 33}}) {
+      const int64_t n = dims[0], k = dims[1];
+      std::mt19937_64 rng(static_cast<uint64_t>(n * 10 + k + conjugate));
+      std::uniform_int_distribution<int> val(-1000, 1000);
+      std::vector<double> a(static_cast<size_t>(2 * n * k));
+      for (double& x : a) x = val(rng);
+      // op(A) = A (n x k, ld n); op(B) = A^T or A^H: the same memory.
+      const detail::complex_operand oa =
+          detail::complex_operand_a(detail::op_kind::n, false, a.data(), n);
+      const detail::complex_operand ob =
+          detail::complex_operand_b(detail::op_kind::t, conjugate, a.data(), n);
+      const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
+      const int64_t K = 2 * kh, N = 2 * nh;
+      std::vector<double> ap(static_cast<size_t>(n * K)), bp(static_cast<size_t>(K * N));
+      for (int64_t l = 0; l < kh; ++l)
+        for (int64_t i = 0; i < n; ++i) detail::pack_a_element(oa, n, k, i, l, false, ap.data());
+      for (int64_t j = 0; j < nh; ++j)
+        for (int64_t l = 0; l < kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, bp.data());
+      for (int t = 0; t < kMaxModuli; ++t) {
+        const int64_t mod = tb.m[t];
+        const auto mu = static_cast<uint32_t>(mod);
+        auto ra = [&](int64_t i, int64_t l) {
+          return static_cast<int8_t>(engine_residue(static_cast<int64_t>(ap[l * n + i]), mod));
+        };
+        auto rb = [&](int64_t j, int64_t l) {
+          return static_cast<int8_t>(engine_residue(static_cast<int64_t>(bp[j * K + l]), mod));
+        };
+        int64_t differ = 0;
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t i = 0; i < n; ++i) {
+            int64_t own[3] = {0, 0, 0}, from_a[3] = {0, 0, 0};
+            for (int64_t l = 0; l < kh; ++l) {
+              const int64_t sa = detail::residue_sum(ra(i, l), ra(i, kh + l), mu);
+              own[0] += ra(i, l) * rb(j, l);
+              own[1] += ra(i, kh + l) * rb(nh + j, l);
+              own[2] += sa * detail::residue_sum(rb(j, l), rb(nh + j, l), mu);
+              from_a[0] += ra(i, l) * ra(j, l);
+              from_a[1] += ra(i, kh + l) * ra(j, kh + l);
+              from_a[2] += sa * (conjugate ? detail::residue_difference(ra(j, l), ra(j, kh + l), mu)
+                                           : detail::residue_sum(ra(j, l), ra(j, kh + l), mu));
+            }
+            if (conjugate) from_a[1] = -from_a[1];
+            const detail::karatsuba_part_sums x =
+                detail::karatsuba_parts(static_cast<int32_t>(own[0]), static_cast<int32_t>(own[1]),
+                                        static_cast<int32_t>(own[2]), tb, t);
+            const detail::karatsuba_part_sums y = detail::karatsuba_parts(
+                static_cast<int32_t>(from_a[0]), static_cast<int32_t>(from_a[1]),
+                static_cast<int32_t>(from_a[2]), tb, t);
+            differ += x.re != y.re || x.im != y.im;
+          }
+        EXPECT_EQ(differ, 0) << (conjugate ? "^H" : "^T") << " n=" << n << " k=" << k << " modulus "
+                             << mod;
+      }
+    }
 }
 
 }  // namespace

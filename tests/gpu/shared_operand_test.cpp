@@ -1,16 +1,19 @@
-// A GEMM whose B is A read the other way (engine/pipeline.hpp's b_is_a: a SYRK's square or
-// triangle, a GEMM of A and A^T) scans, scales and reduces A once and reads it as both factors.
-// Its bits must be those of the same call whose B is an equal copy of A in memory of its own,
-// which computes every pass of B from B: at a fixed count and at the certified default (its first
-// call chooses on the host, its second launches the speculated count with the FP64 fallback
-// behind it), on the whole square and on one triangle, op(A) = A and A^T. The data: exponents
-// over a few binades, a row of op(A) scaled up and one scaled down by 2^24 (fixed count only: the
-// certified default finds no count for them), a row holding Inf and one holding NaN.
+// A GEMM whose B is A read the other way (engine/pipeline.hpp's b_from_a: a SYRK's or HERK's
+// square or triangle, a GEMM of A and A^T or A^H) reads A's residues (real calls: A's whole
+// scaling) as B's. Its bits must be those of the same call whose B is an equal copy of A in memory
+// of its own, which computes every pass of B from B: at a fixed count and at the certified default
+// (its first call chooses on the host, its second launches the speculated count with the FP64
+// fallback behind it), on the whole square and on one triangle, op(A) = A and A^T (A^H), real and
+// complex (Karatsuba form; ^T and ^H). The data: exponents over a few binades, a row of op(A)
+// scaled up and one scaled down by 2^24 (fixed count only: the certified default finds no count
+// for them), a row holding Inf and one holding NaN.
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "api/dgemm_internal.hpp"
+#include "api/zgemm_internal.hpp"
+#include "engine/complex_gemm.hpp"
 #include "gpu_fixture.hpp"
 
 namespace {
@@ -29,13 +32,14 @@ class SharedOperand : public GpuTest, public ::testing::WithParamInterface<share
  protected:
   int64_t ld() const { return (GetParam().transposed ? kK : kN) + 5; }
   int64_t cols() const { return GetParam().transposed ? kN : kK; }
-  std::vector<double> operand() const {
+  // w doubles per element (2: complex).
+  std::vector<double> operand(int w) const {
     std::mt19937_64 g(41);
     std::normal_distribution<double> nd;
-    std::vector<double> a(static_cast<size_t>(ld() * cols()));
+    std::vector<double> a(static_cast<size_t>(ld() * cols() * w));
     for (double& x : a) x = nd(g) * std::exp2(std::round(1.5 * nd(g)));
     const auto at = [&](int64_t row, int64_t l) {
-      return static_cast<size_t>(GetParam().transposed ? row * ld() + l : l * ld() + row);
+      return static_cast<size_t>(GetParam().transposed ? row * ld() + l : l * ld() + row) * w;
     };
     if (GetParam().moduli > 0)
       for (int64_t l = 0; l < kK; ++l) {
@@ -43,20 +47,43 @@ class SharedOperand : public GpuTest, public ::testing::WithParamInterface<share
         a[at(31, l)] *= 0x1p-24;
       }
     a[at(7, 3)] = INFINITY;
-    a[at(kN - 20, 50)] = NAN;
+    a[at(kN - 20, 50) + w - 1] = NAN;
     return a;
+  }
+  std::vector<double> c_values(int w) const {
+    std::mt19937_64 g(42);
+    std::normal_distribution<double> nd;
+    std::vector<double> c(static_cast<size_t>(ldc() * kN * w));
+    for (double& x : c) x = nd(g);
+    return c;
+  }
+  int64_t ldc() const { return kN + 2; }
+  // Both calls emulated, and C (w doubles per element) of the shared call bit for bit the other's.
+  void expect_same(const device_result& shared_r, const device_result& separate_r,
+                   const device_buffer<double>& shared, const device_buffer<double>& separate,
+                   const std::vector<double>& c0, int round) {
+    for (const device_result* r : {&shared_r, &separate_r}) {
+      ASSERT_EQ(r->status, OZDGEMM_STATUS_SUCCESS);
+      ASSERT_NE(r->s, 0) << (r->not_emulated != nullptr ? r->not_emulated : "");
+    }
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<double> got = shared.to_host(), want = separate.to_host();
+    int64_t differ = 0, changed = 0;
+    for (size_t at = 0; at < got.size(); ++at) {
+      changed += !same_bits(got[at], c0[at]);
+      if (!same_bits(got[at], want[at]) && ++differ <= 3)
+        ADD_FAILURE() << "round " << round << " element " << at << ": " << got[at] << " expected "
+                      << want[at];
+    }
+    EXPECT_EQ(differ, 0) << "round " << round;
+    EXPECT_GT(changed, static_cast<int64_t>(got.size()) / 3) << "round " << round;  // C written
   }
 };
 
 TEST_P(SharedOperand, ATimesItsTransposeEqualsTheCallWithACopyOfA) {
   ozdgemm_options_t options = ozdgemm_default_options();
   options.num_moduli = GetParam().moduli;
-  const int64_t ldc = kN + 2;
-  const std::vector<double> ha = operand();
-  std::mt19937_64 g(42);
-  std::normal_distribution<double> nd;
-  std::vector<double> hc(static_cast<size_t>(ldc * kN));
-  for (double& x : hc) x = nd(g);
+  const std::vector<double> ha = operand(1), hc = c_values(1);
   const device_buffer<double> da(ha), copy(ha);
   const double alpha = -1.25, beta = 0.5;
   const cublasOperation_t ta = GetParam().transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -66,25 +93,43 @@ TEST_P(SharedOperand, ATimesItsTransposeEqualsTheCallWithACopyOfA) {
     const device_buffer<double> shared(hc), separate(hc);
     const device_result r1 =
         dgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, da.ptr, ld(), da.ptr, ld(), &beta,
-                     shared.ptr, ldc, options, false, true, nullptr, triangle);
+                     shared.ptr, ldc(), options, false, true, nullptr, triangle);
     const device_result r2 =
         dgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, da.ptr, ld(), copy.ptr, ld(), &beta,
-                     separate.ptr, ldc, options, false, true, nullptr, triangle);
-    for (const device_result* r : {&r1, &r2}) {
-      ASSERT_EQ(r->status, OZDGEMM_STATUS_SUCCESS);
-      ASSERT_NE(r->s, 0) << (r->not_emulated != nullptr ? r->not_emulated : "");
+                     separate.ptr, ldc(), options, false, true, nullptr, triangle);
+    expect_same(r1, r2, shared, separate, hc, round);
+  }
+}
+
+// HERK's product (op(B) = op(A)^H) and ZSYRK's (op(A)^T), Karatsuba form.
+TEST_P(SharedOperand, ComplexATimesItsTransposeOrAdjointEqualsTheCallWithACopyOfA) {
+  set_complex_form_setting(complex_form::karatsuba);
+  ozdgemm_options_t options = ozdgemm_default_options();
+  options.num_moduli = GetParam().moduli;
+  const std::vector<double> ha = operand(2), hc = c_values(2);
+  const device_buffer<double> da(ha), copy(ha);
+  const auto* a = reinterpret_cast<const cuDoubleComplex*>(da.ptr);
+  const auto* a_copy = reinterpret_cast<const cuDoubleComplex*>(copy.ptr);
+  const cuDoubleComplex alpha = make_cuDoubleComplex(0.75, -0.25),
+                        beta = make_cuDoubleComplex(-0.5, 0.125);
+  for (const bool adjoint : {true, false}) {
+    const cublasOperation_t other = adjoint ? CUBLAS_OP_C : CUBLAS_OP_T;
+    const cublasOperation_t ta = GetParam().transposed ? other : CUBLAS_OP_N;
+    const cublasOperation_t tb = ta == CUBLAS_OP_N ? other : CUBLAS_OP_N;
+    const c_triangle triangle{GetParam().part, adjoint && GetParam().part != c_part::all};
+    forget_learnt_counts();
+    for (int round = 0; round < 2; ++round) {
+      const device_buffer<double> shared(hc), separate(hc);
+      const device_result r1 = zgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, a, ld(), a, ld(),
+                                            &beta, reinterpret_cast<cuDoubleComplex*>(shared.ptr),
+                                            ldc(), options, false, true, nullptr, triangle);
+      const device_result r2 =
+          zgemm_device(handle_, ta, tb, kN, kN, kK, &alpha, a, ld(), a_copy, ld(), &beta,
+                       reinterpret_cast<cuDoubleComplex*>(separate.ptr), ldc(), options, false,
+                       true, nullptr, triangle);
+      SCOPED_TRACE(adjoint ? "op(A)^H" : "op(A)^T");
+      expect_same(r1, r2, shared, separate, hc, round);
     }
-    ASSERT_CUDA(cudaDeviceSynchronize());
-    const std::vector<double> got = shared.to_host(), want = separate.to_host();
-    int64_t differ = 0, changed = 0;
-    for (size_t at = 0; at < got.size(); ++at) {
-      changed += !same_bits(got[at], hc[at]);
-      if (!same_bits(got[at], want[at]) && ++differ <= 3)
-        ADD_FAILURE() << "round " << round << " element " << at << ": " << got[at] << " expected "
-                      << want[at];
-    }
-    EXPECT_EQ(differ, 0) << "round " << round;
-    EXPECT_GT(changed, kN * kN / 3) << "round " << round;  // the call wrote C
   }
 }
 
