@@ -29,6 +29,27 @@ int64_t engine_residue(int64_t v, int64_t m) { return ((v + 128) % m + m) % m - 
 
 bool congruent(int64_t x, int64_t y, int64_t m) { return ((x - y) % m + m) % m == 0; }
 
+// A' and B* of op(A) (m x k) and op(B) (k x n) as pack_a_element and pack_b_element write them.
+struct packed_embedding {
+  int64_t kh, nh, K, N;
+  std::vector<double> ap, bp;  // A' (m x K, ld m), B* (K x N, ld K)
+};
+packed_embedding pack(const detail::complex_operand& oa, const detail::complex_operand& ob,
+                      int64_t m, int64_t n, int64_t k) {
+  packed_embedding e;
+  e.kh = detail::embedding_half(k);
+  e.nh = detail::embedding_half(n);
+  e.K = 2 * e.kh;
+  e.N = 2 * e.nh;
+  e.ap.resize(static_cast<size_t>(m * e.K));
+  e.bp.resize(static_cast<size_t>(e.K * e.N));
+  for (int64_t l = 0; l < e.kh; ++l)
+    for (int64_t i = 0; i < m; ++i) detail::pack_a_element(oa, m, k, i, l, false, e.ap.data());
+  for (int64_t j = 0; j < e.nh; ++j)
+    for (int64_t l = 0; l < e.kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, e.bp.data());
+  return e;
+}
+
 TEST(Karatsuba, ResidueSumAndDifferenceAreTheEngineResiduesForEveryPairAndModulus) {
   for (int t = 0; t < kMaxModuli; ++t) {
     const int64_t m = detail::kModuli[t];
@@ -128,13 +149,10 @@ TEST(Karatsuba, ThreeProductsOfHalvesGiveTheFourProductTModEveryModulus) {
         detail::complex_operand_a(detail::op_kind::n, false, a.data(), m);
     const detail::complex_operand ob =
         detail::complex_operand_b(detail::op_kind::t, true, b.data(), n);
-    const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
-    const int64_t K = 2 * kh, N = 2 * nh;
-    std::vector<double> ap(static_cast<size_t>(m * K)), bp(static_cast<size_t>(K * N));
-    for (int64_t l = 0; l < kh; ++l)
-      for (int64_t i = 0; i < m; ++i) detail::pack_a_element(oa, m, k, i, l, false, ap.data());
-    for (int64_t j = 0; j < nh; ++j)
-      for (int64_t l = 0; l < kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, bp.data());
+    const packed_embedding e = pack(oa, ob, m, n, k);
+    const int64_t kh = e.kh, nh = e.nh, K = e.K, N = e.N;
+    const std::vector<double>& ap = e.ap;
+    const std::vector<double>& bp = e.bp;
     // The four-product T = A' B*, exactly, and the complex product directly.
     std::vector<int64_t> T(static_cast<size_t>(m * N));
     for (int64_t j = 0; j < N; ++j)
@@ -207,13 +225,10 @@ TEST(Karatsuba, BFromAGivesTheSamePartsAsBsOwnPlanes) {
           detail::complex_operand_a(detail::op_kind::n, false, a.data(), n);
       const detail::complex_operand ob =
           detail::complex_operand_b(detail::op_kind::t, conjugate, a.data(), n);
-      const int64_t kh = detail::embedding_half(k), nh = detail::embedding_half(n);
-      const int64_t K = 2 * kh, N = 2 * nh;
-      std::vector<double> ap(static_cast<size_t>(n * K)), bp(static_cast<size_t>(K * N));
-      for (int64_t l = 0; l < kh; ++l)
-        for (int64_t i = 0; i < n; ++i) detail::pack_a_element(oa, n, k, i, l, false, ap.data());
-      for (int64_t j = 0; j < nh; ++j)
-        for (int64_t l = 0; l < kh; ++l) detail::pack_b_element(ob, n, k, j, l, false, bp.data());
+      const packed_embedding e = pack(oa, ob, n, n, k);
+      const int64_t kh = e.kh, nh = e.nh, K = e.K;
+      const std::vector<double>& ap = e.ap;
+      const std::vector<double>& bp = e.bp;
       for (int t = 0; t < kMaxModuli; ++t) {
         const int64_t mod = tb.m[t];
         const auto mu = static_cast<uint32_t>(mod);

@@ -15,6 +15,7 @@
 #include "api/zgemm_internal.hpp"
 #include "engine/complex_gemm.hpp"
 #include "gpu_fixture.hpp"
+#include "part_case.hpp"
 
 namespace {
 
@@ -22,13 +23,9 @@ using namespace ozdgemm::detail;
 
 constexpr int64_t kN = 1100, kK = 200;
 
-struct shared_case {
-  c_part part;
-  bool transposed;  // op(A) = A^T (A stored k x n)
-  int moduli;       // a count, or -1 for the certified default
-};
+using ozdgemm::test::part_case;
 
-class SharedOperand : public GpuTest, public ::testing::WithParamInterface<shared_case> {
+class SharedOperand : public GpuTest, public ::testing::WithParamInterface<part_case> {
  protected:
   int64_t ld() const { return (GetParam().transposed ? kK : kN) + 5; }
   int64_t cols() const { return GetParam().transposed ? kN : kK; }
@@ -134,10 +131,10 @@ TEST_P(SharedOperand, ComplexATimesItsTransposeOrAdjointEqualsTheCallWithACopyOf
 }
 
 INSTANTIATE_TEST_SUITE_P(PartsOpsCounts, SharedOperand,
-                         ::testing::Values(shared_case{c_part::all, false, 14},
-                                           shared_case{c_part::all, true, -1},
-                                           shared_case{c_part::lower, true, 15},
-                                           shared_case{c_part::upper, false, -1},
-                                           shared_case{c_part::lower, false, -1}));
+                         ::testing::Values(part_case{c_part::all, false, 14},
+                                           part_case{c_part::all, true, -1},
+                                           part_case{c_part::lower, true, 15},
+                                           part_case{c_part::upper, false, -1},
+                                           part_case{c_part::lower, false, -1}));
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "api/zgemm_internal.hpp"
 #include "engine/complex_gemm.hpp"
 #include "gpu_fixture.hpp"
+#include "part_case.hpp"
 
 namespace {
 
@@ -23,13 +24,9 @@ using namespace ozdgemm::detail;
 
 constexpr int64_t kN = 1100, kK = 96;
 
-struct triangle_case {
-  c_part part;
-  bool transposed;  // op(A) = A^T (A stored k x n)
-  int moduli;       // OZDGEMM_MODULI's code: a count, or -1 for the certified default
-};
+using ozdgemm::test::part_case;
 
-class Triangle : public GpuTest, public ::testing::WithParamInterface<triangle_case> {
+class Triangle : public GpuTest, public ::testing::WithParamInterface<part_case> {
  protected:
   ozdgemm_options_t options() const {
     ozdgemm_options_t o = ozdgemm_default_options();
@@ -179,9 +176,9 @@ TEST_P(Triangle, DeclinesWithCUntouched) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PartsOpsCounts, Triangle,
-                         ::testing::Values(triangle_case{c_part::lower, false, 14},
-                                           triangle_case{c_part::upper, true, 14},
-                                           triangle_case{c_part::lower, true, -1},
-                                           triangle_case{c_part::upper, false, -1}));
+                         ::testing::Values(part_case{c_part::lower, false, 14},
+                                           part_case{c_part::upper, true, 14},
+                                           part_case{c_part::lower, true, -1},
+                                           part_case{c_part::upper, false, -1}));
 
 }  // namespace
