@@ -63,7 +63,9 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
       const void *chosen, *res_a, *res_b, *prod, *lt_ws, *sum_a, *prod3;
       size_t lt_ws_bytes;
       int64_t i0, rows, m_pad, n_pad, k_pad, half_k, half_n;  // halves: 0 but in Karatsuba
-      int backend, batching, batched;
+      // Where B's planes come from (b_from_a): a complex call's B pointers differ from the
+      // layout's when they are A's, so the same workspace and shape make another graph.
+      int backend, batching, batched, b_from;
     } key;
     std::memset(&key, 0, sizeof key);
     key.chosen = L.chosen;
@@ -84,6 +86,7 @@ gpu_plan plan_gpu_choice(const device_gemm& call, const layout& L, const int8_ge
     key.backend = static_cast<int>(g.backend);
     key.batching = static_cast<int>(call.batching);
     key.batched = batched;
+    key.b_from = static_cast<int>(b_from_a(call));
     plan.switch_keys.push_back(key_bytes(key));
   }
   plan.ta = p.a.k_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;

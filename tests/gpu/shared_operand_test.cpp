@@ -9,6 +9,7 @@
 // for them), a row holding Inf and one holding NaN.
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "api/dgemm_internal.hpp"
@@ -126,6 +127,66 @@ TEST_P(SharedOperand, ComplexATimesItsTransposeOrAdjointEqualsTheCallWithACopyOf
                        true, nullptr, triangle);
       SCOPED_TRACE(adjoint ? "op(A)^H" : "op(A)^T");
       expect_same(r1, r2, shared, separate, hc, round);
+    }
+  }
+}
+
+// The count chosen on the GPU runs its INT8 GEMMs from CUDA graphs kept per workspace and shape
+// (engine/graph_choice.cpp). Calls of one shape on one handle that alternate between reading A's
+// planes as B's and a B of their own (B other data than A), each the first of its shape (the
+// graph path, not a speculated count), must each run their own graphs: the calls with B of their
+// own give the same bits before and after, and the shared one those of its copy.
+class SharedOperandGraphs : public GpuTest {};
+
+TEST_F(SharedOperandGraphs, ASharedAndAnOwnBOfOneShapeRunTheirOwnGraphs) {
+  constexpr int64_t n = 640, k = 160;
+  std::mt19937_64 g(43);
+  std::normal_distribution<double> nd;
+  std::vector<double> ha(static_cast<size_t>(2 * n * k)), hb(ha.size());
+  for (double& x : ha) x = nd(g);
+  for (double& x : hb) x = nd(g);
+  const std::vector<double> hc(static_cast<size_t>(2 * n * n), 0.0);
+  const device_buffer<double> da(ha), copy(ha), db(hb);
+  const ozdgemm_options_t options = ozdgemm_default_options();  // the certified count
+  for (const bool complex : {false, true}) {
+    SCOPED_TRACE(complex ? "complex" : "real");
+    if (complex) set_complex_form_setting(complex_form::karatsuba);
+    // op(B) = B (k x n, ld k), or A^T / A^H (A n x k, ld n).
+    const auto call = [&](const double* b, bool shared_shape, const device_buffer<double>& c) {
+      forget_learnt_counts();
+      const cublasOperation_t tb = !shared_shape ? CUBLAS_OP_N
+                                   : complex     ? CUBLAS_OP_C
+                                                 : CUBLAS_OP_T;
+      const int64_t ldb = shared_shape ? n : k;
+      if (!complex) {
+        const double one = 1.0, zero = 0.0;
+        return dgemm_device(handle_, CUBLAS_OP_N, tb, n, n, k, &one, da.ptr, n, b, ldb, &zero,
+                            c.ptr, n, options, false, true);
+      }
+      const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0, 0);
+      return zgemm_device(handle_, CUBLAS_OP_N, tb, n, n, k, &one,
+                          reinterpret_cast<const cuDoubleComplex*>(da.ptr), n,
+                          reinterpret_cast<const cuDoubleComplex*>(b), ldb, &zero,
+                          reinterpret_cast<cuDoubleComplex*>(c.ptr), n, options, false, true);
+    };
+    const device_buffer<double> own0(hc), shared(hc), own1(hc), separate(hc);
+    const device_result r[4] = {call(db.ptr, false, own0), call(da.ptr, true, shared),
+                                call(db.ptr, false, own1), call(copy.ptr, true, separate)};
+    for (const device_result& x : r) {
+      ASSERT_EQ(x.status, OZDGEMM_STATUS_SUCCESS);
+      ASSERT_NE(x.s, 0) << (x.not_emulated != nullptr ? x.not_emulated : "");
+    }
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const size_t elements = static_cast<size_t>(n * n * (complex ? 2 : 1));
+    for (const auto& [got, want] : {std::pair{&own1, &own0}, std::pair{&shared, &separate}}) {
+      const std::vector<double> x = got->to_host(), y = want->to_host();
+      int64_t differ = 0, zero = 0;
+      for (size_t e = 0; e < elements; ++e) {
+        differ += !same_bits(x[e], y[e]);
+        zero += x[e] == 0.0;
+      }
+      EXPECT_EQ(differ, 0);
+      EXPECT_LT(zero, static_cast<int64_t>(elements) / 100);  // the calls wrote C
     }
   }
 }
