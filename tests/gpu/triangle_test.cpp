@@ -179,6 +179,7 @@ INSTANTIATE_TEST_SUITE_P(PartsOpsCounts, Triangle,
                          ::testing::Values(part_case{c_part::lower, false, 14},
                                            part_case{c_part::upper, true, 14},
                                            part_case{c_part::lower, true, -1},
-                                           part_case{c_part::upper, false, -1}));
+                                           part_case{c_part::upper, false, -1}),
+                         ozdgemm::test::part_case_name);
 
 }  // namespace
