@@ -94,8 +94,8 @@ void gpu_choice_graphs::add_conditional(cudaStream_t capturing, cublasHandle_t h
   OZDGEMM_CUDA_TRY(cudaStreamGetCaptureInfo(capturing, &status, nullptr, &graph));
   cudaGraphConditionalHandle cond = 0;
   OZDGEMM_CUDA_TRY(cudaGraphConditionalHandleCreate(&cond, graph, 0, cudaGraphCondAssignDefault));
-  launch_set_condition(cond, chosen, count_switch ? chosen_condition::count : chosen_condition::native,
-                       capturing);
+  launch_set_condition(
+      cond, chosen, count_switch ? chosen_condition::count : chosen_condition::native, capturing);
   OZDGEMM_CHECK_LAUNCH();
   const cudaGraphNode_t* deps = nullptr;
   size_t ndeps = 0;
@@ -203,12 +203,14 @@ bool gpu_choice_graphs::ready_native_if(cudaStream_t stream, cublasHandle_t hand
   try {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
     cudaGraph_t graph = capture([&](cudaStream_t build) {
-      add_conditional(build, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
+      add_conditional(
+          build, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
     });
     // Same topology, other arguments: update the executable graph in place (a launch in flight
     // keeps the old parameters); otherwise a new one (the old one is freed once it completes).
     cudaGraphExecUpdateResultInfo info{};
-    if (native_graph_ != nullptr && cudaGraphExecUpdate(native_graph_, graph, &info) == cudaSuccess) {
+    if (native_graph_ != nullptr &&
+        cudaGraphExecUpdate(native_graph_, graph, &info) == cudaSuccess) {
       (void)cudaGraphDestroy(graph);
     } else {
       (void)cudaGetLastError();
@@ -230,7 +232,8 @@ void gpu_choice_graphs::enqueue_native_if(cudaStream_t stream, cublasHandle_t ha
                                           const body_work& native) {
   if (stream_capturing(stream)) {
     auto fill = [&](unsigned, cudaStream_t body) { native(body); };
-    add_conditional(stream, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
+    add_conditional(
+        stream, handle, chosen, false, 1, [](unsigned) { return true; }, fill);
     return;
   }
   if (key != native_key_) throw std::logic_error("native graph not prepared for this call");
