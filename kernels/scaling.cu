@@ -316,22 +316,24 @@ __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long*
   }
 }
 
-__global__ void mirror_halves_kernel(int64_t half, vector_stats from, vector_stats to) {
+__global__ void mirror_halves_kernel(int64_t half, int64_t from_count, vector_stats from,
+                                     vector_stats to) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= half) return;
-  to.emax_enc[v] = to.emax_enc[half + v] = from.emax_enc[v];
-  to.flags[v] = to.flags[half + v] = from.flags[v];
-  if (to.sum_q2 != nullptr) to.sum_q2[v] = to.sum_q2[half + v] = from.sum_q2[v];
-  if (to.exp_sum != nullptr) to.exp_sum[v] = to.exp_sum[half + v] = from.exp_sum[v];
-  if (to.nnz != nullptr) to.nnz[v] = to.nnz[half + v] = from.nnz[v];
-  if (to.norm1 != nullptr) to.norm1[v] = to.norm1[half + v] = from.norm1[v];
+  const bool kept = v < from_count;  // else a zero vector: every statistic 0, as a scan leaves it
+  to.emax_enc[v] = to.emax_enc[half + v] = kept ? from.emax_enc[v] : 0;
+  to.flags[v] = to.flags[half + v] = kept ? from.flags[v] : 0u;
+  if (to.sum_q2 != nullptr) to.sum_q2[v] = to.sum_q2[half + v] = kept ? from.sum_q2[v] : 0ull;
+  if (to.exp_sum != nullptr) to.exp_sum[v] = to.exp_sum[half + v] = kept ? from.exp_sum[v] : 0ull;
+  if (to.nnz != nullptr) to.nnz[v] = to.nnz[half + v] = kept ? from.nnz[v] : 0u;
+  if (to.norm1 != nullptr) to.norm1[v] = to.norm1[half + v] = kept ? from.norm1[v] : 0ull;
 }
 
 }  // namespace
 
-void launch_mirror_halves(int64_t half, const vector_stats& from, const vector_stats& to,
-                          cudaStream_t stream) {
-  mirror_halves_kernel<<<grid_dim(half, 256), 256, 0, stream>>>(half, from, to);
+void launch_mirror_halves(int64_t half, int64_t from_count, const vector_stats& from,
+                          const vector_stats& to, cudaStream_t stream) {
+  mirror_halves_kernel<<<grid_dim(half, 256), 256, 0, stream>>>(half, from_count, from, to);
 }
 
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,

@@ -30,13 +30,14 @@ struct vector_stats {
 };
 
 // A complex call's B* (docs/complex.md, section 1): column n' + j holds column j's entries
-// permuted and negated, so its statistics are column j's. Writes entries [0, half) of each array
-// of `from` to entries [0, half) and [half, 2 half) of `to`'s (arrays null in `to` are skipped):
-// from == to copies B*'s scanned first half to its second; from = A's gives a B* that is A' read
-// the other way (engine/pipeline.hpp's b_from_a), whose column j holds row j's entries up to
-// sign, the statistics a scan of B* would give.
-void launch_mirror_halves(int64_t half, const vector_stats& from, const vector_stats& to,
-                          cudaStream_t stream);
+// permuted and negated, so its statistics are column j's. Writes entry v < half of each array of
+// `from` (v < from_count; a zero vector's statistics, 0, past it) to entries v and half + v of
+// `to`'s (arrays null in `to` are skipped): from == to, from_count = half copies B*'s scanned
+// first half to its second; from = A's arrays (from_count = m, their length; the columns past n
+// are B*'s zero padding) gives a B* that is A' read the other way (engine/pipeline.hpp's
+// b_from_a), whose column j holds row j's entries up to sign, the statistics a scan would give.
+void launch_mirror_halves(int64_t half, int64_t from_count, const vector_stats& from,
+                          const vector_stats& to, cudaStream_t stream);
 
 // fast mode: sum_q2[v] += sum_l q_l^2 (zeroed beforehand), then exps[v].
 void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,

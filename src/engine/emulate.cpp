@@ -287,8 +287,9 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
                           norm1_in_scan ? norm1 : nullptr};
     };
     const vector_stats b = stats(L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, L.norm_b);
+    // A's arrays hold its m rows; B*'s columns from n = m on are zero padding.
     launch_mirror_halves(
-        call.mirrored_b,
+        call.mirrored_b, b_stats_of_a ? p.m : call.mirrored_b,
         b_stats_of_a ? stats(L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, L.norm_a) : b,
         b, st);
     OZDGEMM_CHECK_LAUNCH();
