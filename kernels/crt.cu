@@ -106,10 +106,7 @@ __device__ __forceinline__ void crt_karatsuba_rows(const gemm_problem& p, const 
       v[1] = acc_im.finish(tb, -(args.exp_a[i] + args.exp_b[j + nh]));
     }
     for (int part = 0; part < 2; ++part) {
-      if (!finite[part])
-        v[part] = args.b_star.a_pack != nullptr
-                      ? nonfinite_dot(args.a, i, args.b_star, j + part * nh, p.k)
-                      : nonfinite_dot(args.a, i, args.b, j + part * nh, p.k);
+      if (!finite[part]) v[part] = nonfinite_dot(args.a, i, args.b, j + part * nh, p.k);
       *c[part] = apply_alpha_beta(v[part], alpha, beta, c[part]);
     }
   }

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 
-#include "core/complex_embedding.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/moduli.hpp"
 #include "core/scalar.hpp"
@@ -24,8 +23,6 @@ struct crt_args {
   const uint32_t* flags_a;
   const uint32_t* flags_b;
   operand a, b;  // re-read only for elements whose row or column holds Inf/NaN
-  // The Karatsuba form's B* read from A' (a_pack set; b unused): see device_gemm::b_star.
-  b_star_of_a b_star{};
   // The Karatsuba form (core/karatsuba.hpp): prod's planes hold P1 in columns [0, n') and P2 in
   // [n', 2n'), prod3 ([s][n'][m_pad]) holds P3, and each element's residues are combined here
   // (karatsuba_parts). Null for any other call.

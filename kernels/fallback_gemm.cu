@@ -14,10 +14,8 @@ constexpr int kStep = 16;
 constexpr int kThreads = 256;
 constexpr unsigned kMaxBlocks = 1056;  // 8 per SM of an H100/H200 (132 SMs)
 
-// Tile rows [v0, v0 + 64) x k [l0, l0 + 16) of an operand (or B* read from A', b_star_of_a)
-// into s[l][v] (zeros outside).
-template <class X>
-__device__ __forceinline__ void load_tile(const X& x, int64_t nvec, int64_t k, int64_t v0,
+// Tile rows [v0, v0 + 64) x k [l0, l0 + 16) of an operand into s[l][v] (zeros outside).
+__device__ __forceinline__ void load_tile(const operand& x, int64_t nvec, int64_t k, int64_t v0,
                                           int64_t l0, double (*s)[kTile + 1]) {
   for (int e = threadIdx.x; e < kTile * kStep; e += kThreads) {
     // The contiguous index runs fastest across threads.
@@ -30,7 +28,7 @@ __device__ __forceinline__ void load_tile(const X& x, int64_t nvec, int64_t k, i
 
 __global__ void __launch_bounds__(kThreads)
     fallback_dgemm_kernel(gemm_problem p, scalar_arg alpha_arg, scalar_arg beta_arg,
-                          const int* chosen, int part, int64_t half, b_star_of_a b_star) {
+                          const int* chosen, int part, int64_t half) {
   if (*chosen != 0) return;  // the emulation wrote C
   __shared__ double sa[kStep][kTile + 1];
   __shared__ double sb[kStep][kTile + 1];
@@ -52,10 +50,7 @@ __global__ void __launch_bounds__(kThreads)
     if (alpha != 0.0) {
       for (int64_t l0 = 0; l0 < p.k; l0 += kStep) {
         load_tile(p.a, p.m, p.k, i0, l0, sa);
-        if (b_star.a_pack != nullptr)
-          load_tile(b_star, p.n, p.k, j0, l0, sb);
-        else
-          load_tile(p.b, p.n, p.k, j0, l0, sb);
+        load_tile(p.b, p.n, p.k, j0, l0, sb);
         __syncthreads();
 #pragma unroll
         for (int l = 0; l < kStep; ++l) {
@@ -94,14 +89,12 @@ __global__ void __launch_bounds__(kThreads)
 cudaError_t load_fallback_kernels() { return load_kernels(fallback_dgemm_kernel); }
 
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
-                           const int* chosen, cudaStream_t stream, int part, int64_t half,
-                           const b_star_of_a& b_star) {
+                           const int* chosen, cudaStream_t stream, int part, int64_t half) {
   // A grid-stride loop over the tiles with a few blocks per SM: when the emulation wrote C, the
   // launch costs about one wave of blocks that read *chosen and return.
   const double tiles = static_cast<double>(grid_dim(p.m, kTile)) * grid_dim(p.n, kTile);
   const unsigned blocks = tiles < kMaxBlocks ? static_cast<unsigned>(tiles) : kMaxBlocks;
-  fallback_dgemm_kernel<<<blocks, kThreads, 0, stream>>>(p, alpha, beta, chosen, part, half,
-                                                         b_star);
+  fallback_dgemm_kernel<<<blocks, kThreads, 0, stream>>>(p, alpha, beta, chosen, part, half);
 }
 
 }  // namespace ozdgemm::detail

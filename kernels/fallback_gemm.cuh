@@ -6,7 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include "core/complex_embedding.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/scalar.hpp"
 
@@ -18,10 +17,8 @@ namespace ozdgemm::detail {
 // are not cuBLAS's (whose summation order is its own).
 // part (core/gemm_problem.hpp's c_part): only that triangle of C is written; half > 0 (a complex
 // call's embedding, T of 2 half columns): column j and half + j are both column j of it.
-// b_star.a_pack set: B* is read from A' (device_gemm::b_star), not from p.b.
 void launch_fallback_dgemm(const gemm_problem& p, scalar_arg alpha, scalar_arg beta,
-                           const int* chosen, cudaStream_t stream, int part = 0, int64_t half = 0,
-                           const b_star_of_a& b_star = {});
+                           const int* chosen, cudaStream_t stream, int part = 0, int64_t half = 0);
 // Loads the fallback's kernel on the current device (load_kernels, launch_common.cuh).
 cudaError_t load_fallback_kernels();
 

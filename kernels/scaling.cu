@@ -48,8 +48,7 @@ struct norm_op {
 };
 
 __global__ void fast_exponent_kernel(int64_t nvec, const int* emax_enc,
-                                     const unsigned long long* sum_q2, modulus_table tb,
-                                     int* exps) {
+                                     const unsigned long long* sum_q2, modulus_table tb, int* exps) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < nvec) exps[v] = fast_exponent(decode_emax(emax_enc[v]), sum_q2[v], tb);
 }
@@ -124,8 +123,9 @@ constexpr int kRowChunk = 256;  // columns per block in the row pass
 
 // Threads along i (coalesced); each block covers kRowChunk columns, then an atomicMax on the
 // bits of a non-negative double, which orders like the value.
-__global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t m_pad,
-                               int64_t n_pad, const int* head_b, unsigned long long* row_max_bits) {
+__global__ void row_max_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n,
+                               int64_t m_pad, int64_t n_pad, const int* head_b,
+                               unsigned long long* row_max_bits) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= m) return;
   const int64_t z = blockIdx.z;
@@ -264,9 +264,10 @@ __global__ void column_ratio_kernel(int64_t n, int64_t k, const long long* col_m
 // s = 2, and the cap of 78), so 2^h U_ij is a normal double and
 // its bit pattern is U_ij's plus h << 52: exactly scale_pow2 (what row_max_kernel and the host
 // reference compute), at the cost of an integer add. Zero entries stay out of the maximum.
-__global__ void __launch_bounds__(256)
-    row_max_all_kernel(const int32_t* u, int64_t nblk, int64_t m, int64_t n, int64_t m_pad,
-                       int64_t n_pad, const int* head_all, unsigned long long* row_max_all) {
+__global__ void __launch_bounds__(256) row_max_all_kernel(const int32_t* u, int64_t nblk, int64_t m,
+                                                          int64_t n, int64_t m_pad, int64_t n_pad,
+                                                          const int* head_all,
+                                                          unsigned long long* row_max_all) {
   __shared__ int head[kAutoSpan][kRowChunk];
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kRowChunk;
   const int64_t j1 = j0 + kRowChunk < n ? j0 + kRowChunk : n;
@@ -316,24 +317,26 @@ __global__ void row_ratio_kernel(int64_t m, int64_t k, const unsigned long long*
   }
 }
 
-__global__ void mirror_halves_kernel(int64_t half, int64_t from_count, vector_stats from,
-                                     vector_stats to) {
+__global__ void mirror_halves_kernel(int64_t half, int* emax_enc, uint32_t* flags,
+                                     unsigned long long* sum_q2, unsigned long long* exp_sum,
+                                     unsigned int* nnz, unsigned long long* norm1) {
   const int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= half) return;
-  const bool kept = v < from_count;  // else a zero vector: every statistic 0, as a scan leaves it
-  to.emax_enc[v] = to.emax_enc[half + v] = kept ? from.emax_enc[v] : 0;
-  to.flags[v] = to.flags[half + v] = kept ? from.flags[v] : 0u;
-  if (to.sum_q2 != nullptr) to.sum_q2[v] = to.sum_q2[half + v] = kept ? from.sum_q2[v] : 0ull;
-  if (to.exp_sum != nullptr) to.exp_sum[v] = to.exp_sum[half + v] = kept ? from.exp_sum[v] : 0ull;
-  if (to.nnz != nullptr) to.nnz[v] = to.nnz[half + v] = kept ? from.nnz[v] : 0u;
-  if (to.norm1 != nullptr) to.norm1[v] = to.norm1[half + v] = kept ? from.norm1[v] : 0ull;
+  emax_enc[half + v] = emax_enc[v];
+  flags[half + v] = flags[v];
+  if (sum_q2 != nullptr) sum_q2[half + v] = sum_q2[v];
+  if (exp_sum != nullptr) exp_sum[half + v] = exp_sum[v];
+  if (nnz != nullptr) nnz[half + v] = nnz[v];
+  if (norm1 != nullptr) norm1[half + v] = norm1[v];
 }
 
 }  // namespace
 
-void launch_mirror_halves(int64_t half, int64_t from_count, const vector_stats& from,
-                          const vector_stats& to, cudaStream_t stream) {
-  mirror_halves_kernel<<<grid_dim(half, 256), 256, 0, stream>>>(half, from_count, from, to);
+void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned long long* sum_q2,
+                          unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* norm1,
+                          cudaStream_t stream) {
+  mirror_halves_kernel<<<grid_dim(half, 256), 256, 0, stream>>>(half, emax_enc, flags, sum_q2,
+                                                                exp_sum, nnz, norm1);
 }
 
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,

@@ -19,25 +19,13 @@ inline constexpr int kExponentBias = 4096;
 void launch_vector_scan(const operand_vectors& v, int* emax_enc, uint32_t* flags,
                         cudaStream_t stream);
 
-// One operand's per-vector statistics (engine/layout.hpp's arrays); a null array is not kept.
-struct vector_stats {
-  int* emax_enc;
-  uint32_t* flags;
-  unsigned long long* sum_q2;
-  unsigned long long* exp_sum;
-  unsigned int* nnz;
-  unsigned long long* norm1;  // the certificate's l1 sums
-};
-
 // A complex call's B* (docs/complex.md, section 1): column n' + j holds column j's entries
-// permuted and negated, so its statistics are column j's. Writes entry v < half of each array of
-// `from` (v < from_count; a zero vector's statistics, 0, past it) to entries v and half + v of
-// `to`'s (arrays null in `to` are skipped): from == to, from_count = half copies B*'s scanned
-// first half to its second; from = A's arrays (from_count = m, their length; the columns past n
-// are B*'s zero padding) gives a B* that is A' read the other way (engine/pipeline.hpp's
-// b_from_a), whose column j holds row j's entries up to sign, the statistics a scan would give.
-void launch_mirror_halves(int64_t half, int64_t from_count, const vector_stats& from,
-                          const vector_stats& to, cudaStream_t stream);
+// permuted and negated, so its statistics are column j's. Copies entries [0, half) of each array
+// into [half, 2 half); sum_q2, exp_sum, nnz and norm1 (the certificate's l1 sums) may be null
+// (not kept by the call).
+void launch_mirror_halves(int64_t half, int* emax_enc, uint32_t* flags, unsigned long long* sum_q2,
+                          unsigned long long* exp_sum, unsigned int* nnz, unsigned long long* norm1,
+                          cudaStream_t stream);
 
 // fast mode: sum_q2[v] += sum_l q_l^2 (zeroed beforehand), then exps[v].
 void launch_norm_scan(const operand_vectors& v, const int* emax_enc, unsigned long long* sum_q2,

@@ -120,34 +120,6 @@ OZDGEMM_HD void pack_b_element(const complex_operand& b, int64_t n, int64_t k, i
   im_col[kh + l] = z.re;
 }
 
-// B* read from A' instead of a packed copy, for a call whose op(B) is op(A)^T or op(A)^H (m == n:
-// op(B)(l, j) = op(A)(j, l), conjugated for ^H; engine/complex_gemm.cpp). at(j, l) is element
-// (l, j) of B*, vector j < 2n', l < 2k', formed from A''s values with pack_b_element's
-// arithmetic (exact negations, zeros in the padding): bit for bit what a packed B* holds.
-// a_pack null: B* is packed (not in use).
-struct b_star_of_a {
-  const double* a_pack = nullptr;  // A', n x 2k', ld n
-  int64_t n = 0, k = 0;            // the complex call's order and depth
-  bool conjugated = false;         // op(B) = op(A)^H
-  // Vector j's entries lie along A''s row j: tiles load across vectors (coalesced).
-  static constexpr bool k_contiguous = false;
-
-  OZDGEMM_HD double at(int64_t j, int64_t l) const {
-    const int64_t kh = embedding_half(k), nh = embedding_half(n);
-    const bool second = j >= nh;  // column n' + j: (Im, Re) of op(B)'s column j
-    const int64_t col = second ? j - nh : j;
-    const bool low = l < kh;
-    const int64_t row = low ? l : l - kh;  // the element of op(B)'s column
-    complex_value z{0.0, 0.0};
-    if (row < k && col < n) {
-      z.re = a_pack[row * n + col];
-      const double im = a_pack[(kh + row) * n + col];
-      z.im = conjugated ? -im : im;
-    }
-    return second ? (low ? z.im : z.re) : (low ? z.re : -z.im);
-  }
-};
-
 // The column of B* that holds column j's first half again, as its second half, in magnitude:
 // pack_b_element writes Re at (l, j) and (k' + l, n' + j), Im at (l, n' + j) and (k' + l, j).
 // The Karatsuba form's residue pass reads the first halves only and writes each band code also

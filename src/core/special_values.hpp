@@ -10,9 +10,8 @@
 
 namespace ozdgemm::detail {
 
-// B: an operand, or anything with its at(vector, l) (core/complex_embedding.hpp's b_star_of_a).
-template <class B>
-OZDGEMM_HD double nonfinite_dot(const operand& a, int64_t i, const B& b, int64_t j, int64_t k) {
+OZDGEMM_HD double nonfinite_dot(const operand& a, int64_t i, const operand& b, int64_t j,
+                                int64_t k) {
   double s = 0.0;
   for (int64_t l = 0; l < k; ++l) {
     s = s + mul_rn(a.at(i, l), b.at(j, l));

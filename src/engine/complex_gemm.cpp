@@ -9,7 +9,6 @@
 #include "common/logging.hpp"
 #include "complex_pack.cuh"
 #include "core/checked_math.hpp"
-#include "engine/pipeline.hpp"
 #include "engine/run.hpp"
 
 namespace ozdgemm::detail {
@@ -24,13 +23,12 @@ struct complex_layout {
   bool fits;
 };
 
-// pack_b false: no B* (b_star_read_from_a).
-complex_layout layout_for(char* base, const complex_problem& p, size_t engine_bytes, bool pack_b) {
+complex_layout layout_for(char* base, const complex_problem& p, size_t engine_bytes) {
   complex_layout L{};
   int64_t k2 = 0, n2 = 0, a_elems = 0, b_elems = 0, t_elems = 0;
   L.fits = checked_mul(int64_t{2}, embedding_half(p.k), &k2) &&
            checked_mul(int64_t{2}, embedding_half(p.n), &n2) && checked_mul(p.m, k2, &a_elems) &&
-           (!pack_b || checked_mul(k2, n2, &b_elems)) && checked_mul(p.m, n2, &t_elems);
+           checked_mul(k2, n2, &b_elems) && checked_mul(p.m, n2, &t_elems);
   size_t offset = engine_bytes;
   double** slots[3] = {&L.a_pack, &L.b_pack, &L.t};
   const int64_t elems[3] = {a_elems, b_elems, t_elems};
@@ -40,9 +38,7 @@ complex_layout layout_for(char* base, const complex_problem& p, size_t engine_by
              checked_bytes(elems[x], sizeof(double), &bytes) &&
              checked_add(aligned / 256 * 256, bytes, &offset) &&
              offset <= static_cast<size_t>(PTRDIFF_MAX);
-    *slots[x] = base == nullptr || elems[x] == 0
-                    ? nullptr
-                    : reinterpret_cast<double*>(base + aligned / 256 * 256);
+    *slots[x] = base == nullptr ? nullptr : reinterpret_cast<double*>(base + aligned / 256 * 256);
   }
   L.total_bytes = offset;
   return L;
@@ -56,15 +52,6 @@ b_source embedded_b_of(const complex_problem& p) {
   if (p.m != p.n || p.a.ptr != p.b.ptr || p.a.ld != p.b.ld || p.a.k_contiguous != p.b.k_contiguous)
     return b_source::own;
   return p.a.conjugate == p.b.conjugate ? b_source::a_transposed : b_source::a_conjugated;
-}
-
-// A triangle whose B is A's (b_from_a, real.embedded_b set): every pass over B* then reads A's
-// arrays, and its last readers, the Inf/NaN dot products and the FP64 fallback of a speculated
-// count, read B* from A' (device_gemm::b_star): B* is never packed, which saves writing 32 k' n'
-// bytes and their memory. The square keeps its B*: its count may be chosen in graphs whose
-// native DGEMM reads it (engine/graph_choice.cpp).
-bool b_star_read_from_a(const device_gemm& real) {
-  return real.part != c_part::all && b_from_a(real) != b_source::own;
 }
 
 }  // namespace
@@ -111,10 +98,8 @@ bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
   call->real.karatsuba = uses_karatsuba(complex_form::setting, call->real.mode, p.m, p.n, p.k)
                              ? karatsuba_halves{embedding_half(p.k), embedding_half(p.n)}
                              : karatsuba_halves{};
-  call->real.embedded_b = embedded_b_of(p);
   if (!size_workspace(&call->real, &call->engine_bytes)) return false;
-  const complex_layout L =
-      layout_for(nullptr, p, call->engine_bytes, !b_star_read_from_a(call->real));
+  const complex_layout L = layout_for(nullptr, p, call->engine_bytes);
   if (!L.fits) return false;
   *bytes = L.total_bytes;
   return true;
@@ -122,26 +107,21 @@ bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept {
 
 int enqueue_complex(const complex_gemm& call, void* workspace, moduli_choice* choice) {
   const complex_problem& p = call.p;
-  const bool b_from_a_pack = b_star_read_from_a(call.real);
-  const complex_layout L =
-      layout_for(static_cast<char*>(workspace), p, call.engine_bytes, !b_from_a_pack);
+  const complex_layout L = layout_for(static_cast<char*>(workspace), p, call.engine_bytes);
   if (!L.fits) throw std::length_error("complex GEMM workspace size overflows");
   const cudaStream_t st = call.real.stream;
   launch_pack_a(p.a, p.m, p.k, call.alpha.dev, L.a_pack, st);
   OZDGEMM_CHECK_LAUNCH();
-  if (!b_from_a_pack) {
-    launch_pack_b(p.b, p.n, p.k, call.alpha.dev, L.b_pack, st);
-    OZDGEMM_CHECK_LAUNCH();
-  }
+  launch_pack_b(p.b, p.n, p.k, call.alpha.dev, L.b_pack, st);
+  OZDGEMM_CHECK_LAUNCH();
   // T = A' B* exactly as a real call with alpha 1, beta 0 computes it: T = RN(1 v) = v.
   device_gemm real = call.real;
-  real.p = embedded_problem(p, L.a_pack, L.b_pack, L.t);  // p.b null without B*
+  real.p = embedded_problem(p, L.a_pack, L.b_pack, L.t);
   real.alpha = scalar_arg{nullptr, 1.0};
   real.beta = scalar_arg{nullptr, 0.0};
   real.events = nullptr;
   real.mirrored_b = embedding_half(p.n);
-  if (b_from_a_pack)
-    real.b_star = b_star_of_a{L.a_pack, p.n, p.k, real.embedded_b == b_source::a_conjugated};
+  real.embedded_b = embedded_b_of(p);
   if (real.part != c_part::all && !real.karatsuba.on())
     throw std::invalid_argument("a triangle of a complex C needs the Karatsuba form");
   const int s = enqueue_emulation(real, workspace, choice);

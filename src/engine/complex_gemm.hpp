@@ -49,10 +49,9 @@ struct complex_gemm {
   bool real_diagonal = false;
 };
 
-// The workspace of `call`: the engine's for (m, 2n', 2k'), then A' (16 m k' bytes), B* (32 k' n';
-// none for a triangle whose B is A's, which reads A') and T (16 m n'). Sets call->real's sizes,
-// resolves its backend (size_workspace) and the form (call->real.karatsuba), and
-// call->engine_bytes. False when the sizes cannot be counted.
+// The workspace of `call`: the engine's for (m, 2n', 2k'), then A' (16 m k' bytes), B* (32 k' n')
+// and T (16 m n'). Sets call->real's sizes, resolves its backend (size_workspace) and the form
+// (call->real.karatsuba), and call->engine_bytes. False when the sizes cannot be counted.
 bool size_complex_workspace(complex_gemm* call, size_t* bytes) noexcept;
 
 // Enqueues packs, the real pipeline and the epilogue; returns the moduli count used, or 0 when

@@ -88,7 +88,7 @@ int enqueue_speculative(const device_gemm& call, const layout& L, const int8_gem
   enqueue_products(call, L, g, va, *tb, exps_a, exps_b,
                    fused ? residue_writes::none : residue_writes::both, L.chosen);
   launch_fallback_dgemm(p, call.alpha, call.beta, L.chosen, st, static_cast<int>(call.part),
-                        call.mirrored_b, call.b_star);
+                        call.mirrored_b);
   OZDGEMM_CHECK_LAUNCH();
   if (ev != nullptr) record(ev->finished, st);
   return kChosenOnGpu;
@@ -269,29 +269,13 @@ int enqueue_emulation(const device_gemm& call, void* workspace, moduli_choice* c
   if (prepare_a)
     scan_operand(va, automatic, fast, L.emax_a, L.flags_a, L.exp_sum_a, L.nnz_a, L.sum_q2_a,
                  norm1_in_scan ? L.norm_a : nullptr, st);
-  // A complex B* that is A' read the other way (b_from_a): its column j holds A' row j's entries
-  // up to sign, so its statistics are A's (integer reductions of the magnitudes: the same bits).
-  const bool b_stats_of_a = call.mirrored_b > 0 && b_from_a(call) != b_source::own;
-  if (!shared_b && !b_stats_of_a)
+  if (!shared_b)
     scan_operand(scanned_vectors_b(call, L), automatic, fast, L.emax_b, L.flags_b, L.exp_sum_b,
                  L.nnz_b, L.sum_q2_b, norm1_in_scan ? L.norm_b : nullptr, st);
   if (call.mirrored_b > 0) {
-    const auto stats = [&](int* emax, uint32_t* flags, unsigned long long* sum_q2,
-                           unsigned long long* exp_sum, unsigned int* nnz,
-                           unsigned long long* norm1) {
-      return vector_stats{emax,
-                          flags,
-                          fast ? sum_q2 : nullptr,
-                          automatic ? exp_sum : nullptr,
-                          automatic ? nnz : nullptr,
-                          norm1_in_scan ? norm1 : nullptr};
-    };
-    const vector_stats b = stats(L.emax_b, L.flags_b, L.sum_q2_b, L.exp_sum_b, L.nnz_b, L.norm_b);
-    // A's arrays hold its m rows; B*'s columns from n = m on are zero padding.
-    launch_mirror_halves(
-        call.mirrored_b, b_stats_of_a ? p.m : call.mirrored_b,
-        b_stats_of_a ? stats(L.emax_a, L.flags_a, L.sum_q2_a, L.exp_sum_a, L.nnz_a, L.norm_a) : b,
-        b, st);
+    launch_mirror_halves(call.mirrored_b, L.emax_b, L.flags_b, fast ? L.sum_q2_b : nullptr,
+                         automatic ? L.exp_sum_b : nullptr, automatic ? L.nnz_b : nullptr,
+                         norm1_in_scan ? L.norm_b : nullptr, st);
     OZDGEMM_CHECK_LAUNCH();
   }
   if (inject_fault(fault::kernel))  // test-only: as if this launch had been rejected

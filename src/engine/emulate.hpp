@@ -14,7 +14,6 @@
 
 #include <cstddef>
 
-#include "core/complex_embedding.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/karatsuba.hpp"
 #include "core/moduli_choice.hpp"
@@ -134,12 +133,10 @@ struct device_gemm {
   // capture such a call declines: its native routine runs). row_block sets the blocks.
   c_part part = c_part::all;
   // A complex embedding whose op(B) is op(A)^T (a ZSYRK's square) or op(A)^H (a HERK's), set by
-  // engine/complex_gemm.cpp: in the Karatsuba form B's statistics, residues and band planes are
-  // then taken from A's (b_from_a), and B* is not scanned.
+  // engine/complex_gemm.cpp: in the Karatsuba form B's residues and band planes are then taken
+  // from A's (b_from_a). B* is still packed and scanned (the FP64 fallback and the Inf/NaN dot
+  // products read it; its statistics equal A's rows').
   b_source embedded_b = b_source::own;
-  // Such a call's B* read from A' (a_pack set; p.b is then not read, engine/complex_gemm.cpp):
-  // by the Inf/NaN dot products of the CRT and the FP64 fallback, its only other readers.
-  b_star_of_a b_star{};
 };
 
 // What enqueue_emulation returns when the certified count is chosen on the GPU: the host does

@@ -198,7 +198,6 @@ crt_args crt_args_for(const device_gemm& call, const layout& L, const gemm_probl
     args.prod3 = L.prod3;
     args.half_n = call.karatsuba.n;
     args.negate_p2 = b_from_a(call) == b_source::a_conjugated;
-    args.b_star = call.b_star;
   }
   return args;
 }

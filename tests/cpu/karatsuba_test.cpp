@@ -12,7 +12,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -266,44 +265,6 @@ TEST(Karatsuba, BFromAGivesTheSamePartsAsBsOwnPlanes) {
                              << mod;
       }
     }
-}
-
-// A triangle whose op(B) is op(A)^T or op(A)^H reads B* from A' (b_star_of_a) where a packed B*
-// would be read (the Inf/NaN dot products, the FP64 fallback). Every element of B*, padding
-// included, must be the packed one bit for bit (signed zeros, Inf and NaN), for op(A) = A, A^T
-// and A^H.
-TEST(Karatsuba, BStarReadFromAIsThePackedBStarBitForBit) {
-  using detail::op_kind;
-  for (const op_kind op : {op_kind::n, op_kind::t})
-    for (const bool conj_a : {false, true})
-      for (const bool adjoint : {false, true})
-        for (const std::array<int64_t, 2>& dims :
-             std::vector<std::array<int64_t, 2>>{{3, 5}, {17, 16}, {32, 33}}) {
-          if (op == op_kind::n && conj_a) continue;  // op C is a transposed read
-          const int64_t n = dims[0], k = dims[1], ld = (op == op_kind::n ? n : k) + 2;
-          std::mt19937_64 rng(static_cast<uint64_t>(n * 100 + k));
-          std::normal_distribution<double> nd;
-          std::vector<double> a(static_cast<size_t>(2 * ld * (op == op_kind::n ? k : n)));
-          for (double& x : a) x = nd(rng);
-          a[1] = -0.0;
-          a[4] = 0.0;
-          a[6] = -INFINITY;
-          a[9] = NAN;
-          // op(A) = A (n x k), A^T or A^H (A k x n); op(B) = op(A)^T (same conjugation) or ^H.
-          const detail::complex_operand oa = detail::complex_operand_a(op, conj_a, a.data(), ld);
-          const detail::complex_operand ob = detail::complex_operand_b(
-              op == op_kind::n ? op_kind::t : op_kind::n, conj_a != adjoint, a.data(), ld);
-          const packed_embedding e = pack(oa, ob, n, n, k);
-          const detail::b_star_of_a view{e.ap.data(), n, k, adjoint};
-          int64_t differ = 0;
-          for (int64_t j = 0; j < e.N; ++j)
-            for (int64_t l = 0; l < e.K; ++l) {
-              const double x = view.at(j, l), y = e.bp[static_cast<size_t>(j * e.K + l)];
-              differ += std::memcmp(&x, &y, sizeof x) != 0;
-            }
-          EXPECT_EQ(differ, 0) << (adjoint ? "^H" : "^T") << " op " << static_cast<int>(op)
-                               << (conj_a ? " conjugated" : "") << " n=" << n << " k=" << k;
-        }
 }
 
 }  // namespace

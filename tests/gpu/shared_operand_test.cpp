@@ -9,15 +9,12 @@
 // for them), a row holding Inf and one holding NaN.
 #include <cmath>
 #include <random>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "api/dgemm_internal.hpp"
 #include "api/zgemm_internal.hpp"
-#include "choice_tally.hpp"
 #include "engine/complex_gemm.hpp"
-#include "engine/moduli_history.hpp"
 #include "gpu_fixture.hpp"
 #include "part_case.hpp"
 
@@ -192,61 +189,6 @@ TEST_F(SharedOperandGraphs, ASharedAndAnOwnBOfOneShapeRunTheirOwnGraphs) {
       EXPECT_LT(zero, static_cast<int64_t>(elements) / 100);  // the calls wrote C
     }
   }
-}
-
-// A speculated count the data does not certify runs the FP64 fallback over the triangle; a call
-// sharing A reads B* from A' there and in its Inf/NaN dot products (device_gemm::b_star). Its bits
-// must be those of the call with a copy of A, whose B* is packed: HERK's and ZSYRK's products,
-// both triangles, n and k off the 16-element padding, an Inf and a NaN in A.
-class SharedOperandFallback : public GpuTest {};
-
-TEST_F(SharedOperandFallback, UncertifiedCountFallsBackAsWithACopyOfA) {
-  constexpr int64_t n = 300, k = 70;
-  std::mt19937_64 g(44);
-  std::normal_distribution<double> nd;
-  std::vector<double> ha(static_cast<size_t>(2 * n * k)), hc(static_cast<size_t>(2 * n * n));
-  for (double& x : ha) x = nd(g);
-  for (double& x : hc) x = nd(g);
-  ha[2 * (5 * n + 9)] = INFINITY;    // Re A(9, 5)
-  ha[2 * (40 * n + 250) + 1] = NAN;  // Im A(250, 40)
-  const device_buffer<double> da(ha), copy(ha);
-  set_complex_form_setting(complex_form::karatsuba);
-  const ozdgemm_options_t options = ozdgemm_default_options();
-  const cuDoubleComplex alpha = make_cuDoubleComplex(0.75, -0.25),
-                        beta = make_cuDoubleComplex(-0.5, 0.125);
-  const auto* a = reinterpret_cast<const cuDoubleComplex*>(da.ptr);
-  for (const c_part part : {c_part::lower, c_part::upper})
-    for (const bool adjoint : {true, false}) {
-      SCOPED_TRACE(std::string(adjoint ? "op(A)^H" : "op(A)^T") +
-                   (part == c_part::lower ? ", lower" : ", upper"));
-      const c_triangle triangle{part, adjoint};
-      const device_buffer<double> shared(hc), separate(hc);
-      const auto call = [&](const device_buffer<double>& b, const device_buffer<double>& c) {
-        forget_learnt_counts();  // then s = 2, too few for any of the data: the fallback runs
-        process_moduli_history().record(
-            key_of_call(n, n, k, true, scaling_mode::fast, options.accuracy), 2);
-        const std::vector<unsigned long long> before = ozdgemm::test::tally_now();
-        const device_result r = zgemm_device(
-            handle_, CUBLAS_OP_N, adjoint ? CUBLAS_OP_C : CUBLAS_OP_T, n, n, k, &alpha, a, n,
-            reinterpret_cast<const cuDoubleComplex*>(b.ptr), n, &beta,
-            reinterpret_cast<cuDoubleComplex*>(c.ptr), n, options, false, true, nullptr, triangle);
-        EXPECT_EQ(r.status, OZDGEMM_STATUS_SUCCESS);
-        EXPECT_EQ(ozdgemm::test::grown_slot(before, ozdgemm::test::tally_now()), 0)
-            << "the fallback ran";
-      };
-      call(da, shared);
-      call(copy, separate);
-      const std::vector<double> got = shared.to_host(), want = separate.to_host();
-      int64_t differ = 0, changed = 0, non_finite = 0;
-      for (size_t at = 0; at < got.size(); ++at) {
-        differ += !same_bits(got[at], want[at]);
-        changed += !same_bits(got[at], hc[at]);
-        non_finite += !std::isfinite(got[at]);
-      }
-      EXPECT_EQ(differ, 0);
-      EXPECT_GT(changed, static_cast<int64_t>(got.size()) / 3);  // the triangle was written
-      EXPECT_GT(non_finite, 0);                                  // the Inf and NaN rows reached C
-    }
 }
 
 INSTANTIATE_TEST_SUITE_P(PartsOpsCounts, SharedOperand,
